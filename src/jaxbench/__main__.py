@@ -1,0 +1,5 @@
+import sys
+
+from jaxbench.cli import main
+
+sys.exit(main())

@@ -1,0 +1,87 @@
+"""The ``jaxbench`` command line.
+
+Each subcommand lives in ``jaxbench.commands.<name>`` and exposes ``HELP``,
+``add_arguments(parser)`` and ``run(args) -> int``. Command modules are
+imported only when needed and never import jax at module level, so
+``jaxbench regressions`` does not pay for importing it.
+
+Every :class:`~jaxbench.errors.JaxbenchError` becomes one line on stderr and
+exit status 2; a bad option does the same.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+from types import ModuleType
+from typing import NoReturn
+
+from jaxbench import __version__
+from jaxbench.errors import JaxbenchError
+
+__all__ = ["COMMANDS", "main"]
+
+#: Subcommand name -> module under ``jaxbench.commands``.
+COMMANDS: dict[str, str] = {
+    "report": "report",
+    "compare": "compare",
+    "regressions": "regressions",
+    "hlo-diff": "hlo_diff",
+    "publish": "publish",
+}
+
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line, exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def _load(name: str) -> ModuleType:
+    return importlib.import_module(f"jaxbench.commands.{COMMANDS[name]}")
+
+
+def _build_parser(argv: Sequence[str]) -> _Parser:
+    parser = _Parser(
+        prog="jaxbench",
+        description="Benchmark-regression tracking for JAX code, built on asv.",
+    )
+    parser.add_argument("--version", action="version", version=f"jaxbench {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    # Import only the module of the command asked for; list the others by name.
+    wanted = next((a for a in argv if not a.startswith("-")), None)
+    for name in COMMANDS:
+        if name == wanted or wanted not in COMMANDS:
+            module = _load(name)
+            sp = sub.add_parser(name, help=module.HELP, description=module.HELP)
+            module.add_arguments(sp)
+            sp.set_defaults(_run=module.run)
+        else:
+            sub.add_parser(name, help=f"see 'jaxbench {name} --help'")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    parser = _build_parser(args_list)
+    args = parser.parse_args(args_list)
+    try:
+        status: int = args._run(args)
+    except JaxbenchError as exc:
+        print(f"jaxbench: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("jaxbench: interrupted", file=sys.stderr)
+        return 130
+    return status
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

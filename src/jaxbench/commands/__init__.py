@@ -1,0 +1,1 @@
+"""One module per ``jaxbench`` subcommand (see :mod:`jaxbench.cli`)."""

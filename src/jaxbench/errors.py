@@ -1,0 +1,37 @@
+"""Errors that reach users.
+
+Exception tree::
+
+    JaxbenchError          one line: what is wrong and how to fix it (CLI exit 2)
+     +-- UsageError        a bad option or argument
+     +-- ResultsError      asv results that cannot be read or used
+     +-- WorkloadError     a workload that cannot be measured
+          +-- ReferenceMismatch   a result outside the NumPy reference's tolerance
+
+The CLI prints ``jaxbench: error: <message>`` and exits 2 for any of them;
+no traceback is shown.
+"""
+
+from __future__ import annotations
+
+__all__ = ["JaxbenchError", "ReferenceMismatch", "ResultsError", "UsageError", "WorkloadError"]
+
+
+class JaxbenchError(Exception):
+    """A problem the user can fix; the message names the problem and the fix."""
+
+
+class UsageError(JaxbenchError):
+    """A bad command-line option or argument."""
+
+
+class ResultsError(JaxbenchError):
+    """asv results that cannot be read or used."""
+
+
+class WorkloadError(JaxbenchError):
+    """A workload that cannot be measured (bad output, exception, recompilation)."""
+
+
+class ReferenceMismatch(WorkloadError):
+    """A result that does not match the NumPy reference within tolerance."""
