@@ -65,7 +65,9 @@ def _jaxlib_version() -> str:
     return str(getattr(jaxlib, "__version__", "unknown"))
 
 
-def measure(workload: Workload, *, repeats: int = 7, clock: Clock = time.perf_counter) -> Measurement:
+def measure(
+    workload: Workload, *, repeats: int = 7, clock: Clock = time.perf_counter
+) -> Measurement:
     """Run the protocol; raise :class:`~jaxbench.errors.ReferenceMismatch` on a wrong answer."""
     if repeats < 1:
         raise ValueError(f"at least one repeat is required, got repeats={repeats}")

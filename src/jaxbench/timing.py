@@ -57,7 +57,7 @@ _compiles = 0
 _listening = False
 
 
-def _on_event(event: str, duration: float, **kwargs: Any) -> None:
+def _on_event(event: str, duration_secs: float, **kwargs: str | int) -> None:
     global _compiles
     if event == BACKEND_COMPILE_EVENT:
         with _lock:

@@ -101,11 +101,13 @@ def structured(x: Any, w: Any) -> Any:
 
 
 def predict_reference(x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    return np.tanh(x @ w)
+    prediction: np.ndarray = np.tanh(x @ w)
+    return prediction
 
 
 def energy_reference(x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    return np.sum((x @ w) ** 2, axis=1)
+    energies: np.ndarray = np.sum((x @ w) ** 2, axis=1)
+    return energies
 
 
 def structured_reference(x: np.ndarray, w: np.ndarray) -> dict[str, np.ndarray]:

@@ -33,9 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--devices", type=_positive, help="logical devices for 'sharded' (default: 1)"
     )
-    parser.add_argument(
-        "--repeats", type=_positive, default=7, help="warm samples (default: 7)"
-    )
+    parser.add_argument("--repeats", type=_positive, default=7, help="warm samples (default: 7)")
     parser.add_argument(
         "--output",
         type=Path,

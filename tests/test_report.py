@@ -1,0 +1,90 @@
+"""The lesson's JSON report: schema and values, from real measurements on the CPU."""
+
+from __future__ import annotations
+
+import json
+import statistics
+
+import pytest
+
+from jaxbench import protocol, report, workloads
+
+LESSON_KEYS = {
+    "backend", "jax", "numpy", "python", "input_shape", "weight_shape", "dtype", "boundary",
+    "first_call_seconds", "warm_samples_seconds", "warm_median_seconds", "max_abs_error",
+}  # fmt: skip
+OUR_KEYS = {
+    "format", "workload", "description", "platform", "device_count", "jaxlib",
+    "first_call_breakdown_seconds", "first_call_fresh", "tolerance", "tolerance_used",
+    "output_shapes", "diagnostic_handle_only_seconds",
+}  # fmt: skip
+
+
+class FakeClock:
+    """Readings 0, 1, 3, 6, 10, ...: reading k is k seconds after reading k-1."""
+
+    def __init__(self) -> None:
+        self.reads = 0
+
+    def __call__(self) -> float:
+        value = self.reads * (self.reads + 1) / 2
+        self.reads += 1
+        return float(value)
+
+
+def test_default_report_has_the_lessons_contract() -> None:
+    data = report.to_dict(protocol.measure(workloads.get("predict")))
+    assert set(data) == LESSON_KEYS | OUR_KEYS
+    assert data["format"] == report.REPORT_FORMAT == 1
+    assert data["workload"] == "predict"
+    assert data["input_shape"] == [64, 32]
+    assert data["weight_shape"] == [32, 16]
+    assert data["dtype"] == "float32"
+    assert data["boundary"] == "input already placed; call plus output synchronization"
+    assert data["platform"] == "cpu"
+    samples = data["warm_samples_seconds"]
+    assert len(samples) == 7
+    assert all(s >= 0 for s in samples)
+    assert data["warm_median_seconds"] == statistics.median(samples)
+    assert 0 <= data["max_abs_error"] < 2e-5
+    assert data["tolerance"] == {"atol": 2e-5, "rtol": 2e-5}
+    assert 0 <= data["tolerance_used"] <= 1
+    stages = data["first_call_breakdown_seconds"]
+    assert list(stages) == ["trace", "lower", "compile", "first_execute"]
+    assert all(v >= 0 for v in stages.values())
+    assert sum(stages.values()) == pytest.approx(data["first_call_seconds"], rel=1e-12)
+    assert "backend compile" in data["first_call_fresh"]
+    assert data["output_shapes"] == {"/": [64, 16]}
+    assert data["diagnostic_handle_only_seconds"] >= 0
+    assert json.loads(json.dumps(data)) == data
+
+
+def test_report_values_come_from_the_clock_at_the_boundaries() -> None:
+    # reads 0-4: the AOT stages; 5-10: three samples; 11-12: handle-only.
+    data = report.to_dict(protocol.measure(workloads.get("predict"), repeats=3, clock=FakeClock()))
+    assert data["first_call_breakdown_seconds"] == {
+        "trace": 1.0, "lower": 2.0, "compile": 3.0, "first_execute": 4.0,
+    }  # fmt: skip
+    assert data["first_call_seconds"] == 10.0
+    assert data["warm_samples_seconds"] == [6.0, 8.0, 10.0]
+    assert data["warm_median_seconds"] == 8.0
+    assert data["diagnostic_handle_only_seconds"] == 12.0
+
+
+def test_more_rows_is_another_labelled_contract() -> None:
+    data = report.to_dict(protocol.measure(workloads.get("predict", rows=96), repeats=2))
+    assert data["workload"] == "predict-96rows"
+    assert data["input_shape"] == [96, 32]
+    assert data["weight_shape"] == [32, 16]
+    assert data["output_shapes"] == {"/": [96, 16]}
+    assert len(data["warm_samples_seconds"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("name", "shapes"),
+    [("energy", {"/": [64]}), ("structured", {"/mean": [], "/prediction": [64, 16]})],
+)
+def test_output_shapes_of_other_workloads(name: str, shapes: dict[str, list[int]]) -> None:
+    data = report.to_dict(protocol.measure(workloads.get(name), repeats=2))
+    assert data["output_shapes"] == shapes
+    assert data["tolerance_used"] <= 1
