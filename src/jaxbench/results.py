@@ -1,0 +1,510 @@
+"""Reading asv results directories, without the benchmarked git repository.
+
+An asv results directory looks like::
+
+    results/benchmarks.json                       names, params, units, versions
+    results/<machine>/machine.json                one per machine
+    results/<machine>/<hash8>-<env_name>.json     one per commit and environment
+
+Result files come in two formats. Format 2 (asv >= 0.5) stores each benchmark
+as a positional row following ``result_columns``. Format 1 (asv <= 0.4) stores
+``results[name] = {"result": ..., "stats": ..., "params": ...}``; asv 0.6.6's
+``Results.load`` refuses it ("Run `asv update`"), and ``asv update`` would
+rewrite the files. Here a format-1 file is converted *in memory* with asv's own
+converter (``asv.results.Results.update_to_2``, the function ``asv update``
+uses) and never rewritten: nothing in a results directory is modified by
+reading it. The format-2 rows are then read the way ``Results.load`` reads
+them, with every field checked, so that a damaged file gives a one-line
+:class:`~jaxbench.errors.ResultsError` (or a warning when it is one bad file
+among good ones) rather than a traceback.
+
+A *series* is one line on a graph: one machine, one environment, one
+benchmark, one parameter combination and one benchmark version
+(:class:`SeriesKey`). Points from different environments or versions never
+share a series, so a change of environment or of benchmark code can never look
+like a step.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jaxbench.errors import ResultsError
+
+__all__ = [
+    "RESULTS_FORMAT",
+    "History",
+    "Point",
+    "SeriesKey",
+    "find_commit",
+    "load_history",
+    "load_result_file",
+    "read_units",
+]
+
+#: The result-file format this reader understands natively (asv's ``Results.api_version``).
+RESULTS_FORMAT = 2
+_MACHINE_FORMAT = 1
+_BENCHMARKS_FORMAT = 2
+_SKIP_FILES = frozenset({"machine.json", "benchmarks.json"})
+_RERUN = "delete the file and re-run 'asv run' for that commit"
+
+
+@dataclass(frozen=True, order=True)
+class SeriesKey:
+    """One line on a graph: never mixes machines, environments or versions."""
+
+    machine: str
+    env_name: str
+    benchmark: str
+    params: tuple[str, ...]
+    version: str | None
+
+    @property
+    def entry_name(self) -> str:
+        """The benchmark name as asv publish names a graph entry: ``name(p1, p2)``."""
+        if not self.params:
+            return self.benchmark
+        return f"{self.benchmark}({', '.join(self.params)})"
+
+
+@dataclass(frozen=True)
+class Point:
+    """One series at one commit."""
+
+    key: SeriesKey
+    commit: str
+    date: int
+    value: float | None
+    samples: tuple[float, ...] = ()
+    ci_99: tuple[float, float] | None = None
+    q_25_75: tuple[float, float] | None = None
+    number: int | None = None
+    repeat: int | None = None
+    unit: str = ""
+
+
+@dataclass(frozen=True)
+class History:
+    """Every point read from a results directory, and what was wrong with it."""
+
+    points: tuple[Point, ...]
+    warnings: tuple[str, ...] = field(default=())
+
+    def series(self) -> dict[SeriesKey, list[Point]]:
+        """Points grouped by series, each list sorted by (date, commit)."""
+        grouped: dict[SeriesKey, list[Point]] = {}
+        for point in self.points:
+            grouped.setdefault(point.key, []).append(point)
+        for points in grouped.values():
+            points.sort(key=lambda p: (p.date, p.commit))
+        return dict(sorted(grouped.items()))
+
+    def machines(self) -> tuple[str, ...]:
+        """Machine names, sorted."""
+        return tuple(sorted({p.key.machine for p in self.points}))
+
+    def env_names(self) -> tuple[str, ...]:
+        """Environment names, sorted."""
+        return tuple(sorted({p.key.env_name for p in self.points}))
+
+    def commits(self) -> tuple[str, ...]:
+        """Full commit hashes, oldest first (by commit date, then hash)."""
+        dates: dict[str, int] = {}
+        for p in self.points:
+            dates.setdefault(p.commit, p.date)
+        return tuple(sorted(dates, key=lambda c: (dates[c], c)))
+
+    def commit_dates(self) -> dict[str, int]:
+        """Commit date (ms since epoch) of every commit."""
+        return {p.commit: p.date for p in self.points}
+
+
+# ---------------------------------------------------------------------------
+# benchmarks.json and machine.json
+
+
+def _load_json(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ResultsError(f"{path}: file not found; check the path") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ResultsError(f"{path}: cannot read ({exc}); {_RERUN}") from None
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise ResultsError(f"{path}: not valid JSON (truncated?); {_RERUN}") from None
+
+
+def read_units(benchmarks_json: Path) -> dict[str, str]:
+    """Benchmark name -> unit (``"seconds"``, ``"bytes"``, a track's unit) from benchmarks.json.
+
+    Raises :class:`ResultsError` naming the file when it cannot be used.
+    """
+    fix = "regenerate it with 'asv run --bench just-discover' (or any 'asv run')"
+    try:
+        text = benchmarks_json.read_text(encoding="utf-8")
+        data = json.loads(text)
+    except FileNotFoundError:
+        raise ResultsError(f"{benchmarks_json}: missing; {fix}") from None
+    except (OSError, UnicodeDecodeError, ValueError):
+        raise ResultsError(f"{benchmarks_json}: not valid JSON (truncated?); {fix}") from None
+    if not isinstance(data, dict):
+        raise ResultsError(f"{benchmarks_json}: not an asv benchmarks.json; {fix}")
+    version = data.get("version")
+    if version != _BENCHMARKS_FORMAT:
+        raise ResultsError(
+            f"{benchmarks_json}: benchmarks.json format {version!r}, expected "
+            f"{_BENCHMARKS_FORMAT}; {fix}"
+        )
+    units: dict[str, str] = {}
+    for name, info in data.items():
+        if name == "version":
+            continue
+        unit = info.get("unit") if isinstance(info, dict) else None
+        units[name] = unit if isinstance(unit, str) else ""
+    return units
+
+
+def _machine_name(machine_dir: Path) -> str:
+    """The machine name recorded in ``machine_dir/machine.json``."""
+    path = machine_dir / "machine.json"
+    fix = f"run 'asv machine --machine {machine_dir.name}' or restore the file"
+    if not path.is_file():
+        raise ResultsError(f"{path}: missing, so its result files were skipped; {fix}")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        raise ResultsError(f"{path}: not valid JSON (truncated?); {fix}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("machine"), str):
+        raise ResultsError(f"{path}: no machine name in it; {fix}")
+    if data.get("version") != _MACHINE_FORMAT:
+        raise ResultsError(
+            f"{path}: machine.json format {data.get('version')!r}, expected "
+            f"{_MACHINE_FORMAT}; {fix}"
+        )
+    name: str = data["machine"]
+    return name
+
+
+# ---------------------------------------------------------------------------
+# one result file
+
+
+def _as_float(value: Any) -> float | None:
+    """A finite float, or None for a missing, NaN or infinite value."""
+    if value is None or isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) else None
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _format2(data: Any, path: Path) -> dict[str, Any]:
+    """The file's content as a format-2 dict (format 1 converted in memory)."""
+    if not isinstance(data, dict):
+        raise ResultsError(f"{path}: not an asv result file (no JSON object); {_RERUN}")
+    version = data.get("version")
+    if version == 1:
+        from asv.results import Results
+
+        try:
+            converted: dict[str, Any] = Results.update_to_2(dict(data))
+        except Exception as exc:  # asv's converter raises whatever a bad field makes it
+            raise ResultsError(
+                f"{path}: format-1 result file that cannot be converted ({exc}); {_RERUN}"
+            ) from None
+        return converted
+    if version == RESULTS_FORMAT:
+        return data
+    if isinstance(version, int | float) and version > RESULTS_FORMAT:
+        raise ResultsError(
+            f"{path}: result format {version} is newer than this reader understands "
+            f"({RESULTS_FORMAT}); upgrade asv and jaxbench"
+        )
+    raise ResultsError(f"{path}: unknown result format {version!r}; {_RERUN}")
+
+
+def _column(row: dict[str, Any], name: str, n: int, path: Path, bench: str) -> list[Any]:
+    """One per-parameter column of a result row, as a list of length ``n``."""
+    value = row.get(name)
+    if value is None:
+        return [None] * n
+    if not isinstance(value, list) or len(value) != n:
+        raise ResultsError(f"{path}: {name!r} of {bench} has the wrong length; {_RERUN}")
+    return value
+
+
+def _pair(a: Any, b: Any) -> tuple[float, float] | None:
+    fa, fb = _as_float(a), _as_float(b)
+    return None if fa is None or fb is None else (fa, fb)
+
+
+def _int_or_none(value: Any) -> int | None:
+    number = _as_float(value)
+    return None if number is None else int(number)
+
+
+def _read_result_file(
+    path: Path, units: Mapping[str, str], machine: str | None
+) -> tuple[list[Point], list[str]]:
+    """Points of one result file, and the benchmarks with a NaN or infinite value."""
+    data = _format2(_load_json(path), path)
+    try:
+        return _points_from_format2(data, path, units, machine)
+    except ResultsError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        raise ResultsError(f"{path}: malformed result file ({exc!r}); {_RERUN}") from None
+
+
+def _points_from_format2(
+    data: dict[str, Any], path: Path, units: Mapping[str, str], machine: str | None
+) -> tuple[list[Point], list[str]]:
+    commit = data["commit_hash"]
+    env_name = data["env_name"]
+    date = data["date"]
+    params = data["params"]
+    columns = data["result_columns"]
+    results = data["results"]
+    if not isinstance(commit, str) or not commit:
+        raise ResultsError(f"{path}: no commit_hash; {_RERUN}")
+    if not isinstance(env_name, str):
+        raise ResultsError(f"{path}: no env_name; {_RERUN}")
+    if not _is_number(date) or not math.isfinite(date):
+        raise ResultsError(f"{path}: no commit date; {_RERUN}")
+    if not isinstance(params, dict) or not isinstance(results, dict):
+        raise ResultsError(f"{path}: 'params' or 'results' is not an object; {_RERUN}")
+    if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns):
+        raise ResultsError(f"{path}: bad 'result_columns'; {_RERUN}")
+    file_machine = params.get("machine")
+    if machine is None:
+        if not isinstance(file_machine, str):
+            raise ResultsError(f"{path}: no machine name in 'params'; {_RERUN}")
+        machine = file_machine
+    elif file_machine != machine:
+        raise ResultsError(
+            f"{path}: machine is {file_machine!r}, not {machine!r} as in machine.json; "
+            "move the file to the right machine directory"
+        )
+
+    points: list[Point] = []
+    non_finite: list[str] = []
+    for bench, raw_row in results.items():
+        if not isinstance(raw_row, list):
+            raise ResultsError(f"{path}: result row of {bench} is not a list; {_RERUN}")
+        row = dict(zip(columns, raw_row, strict=False))
+        bench_params = row.get("params") or []
+        if not isinstance(bench_params, list) or not all(
+            isinstance(p, list) and all(isinstance(v, str) for v in p) for p in bench_params
+        ):
+            raise ResultsError(f"{path}: 'params' of {bench} is malformed; {_RERUN}")
+        combos = [tuple(c) for c in itertools.product(*bench_params)]
+        n = len(combos)
+        values = _column(row, "result", n, path, bench)
+        samples = _column(row, "samples", n, path, bench)
+        ci_a = _column(row, "stats_ci_99_a", n, path, bench)
+        ci_b = _column(row, "stats_ci_99_b", n, path, bench)
+        q25 = _column(row, "stats_q_25", n, path, bench)
+        q75 = _column(row, "stats_q_75", n, path, bench)
+        numbers = _column(row, "stats_number", n, path, bench)
+        repeats = _column(row, "stats_repeat", n, path, bench)
+        version = row.get("version")
+        if version is not None and not isinstance(version, str):
+            raise ResultsError(f"{path}: version of {bench} is not a string; {_RERUN}")
+        key_base = (machine, env_name, bench)
+        for j, combo in enumerate(combos):
+            raw = values[j]
+            if raw is not None and not _is_number(raw):
+                raise ResultsError(f"{path}: result of {bench} is not a number; {_RERUN}")
+            value = _as_float(raw)
+            if raw is not None and value is None:
+                non_finite.append(bench)
+            sample_list = samples[j]
+            if sample_list is not None and not isinstance(sample_list, list):
+                raise ResultsError(f"{path}: samples of {bench} are not a list; {_RERUN}")
+            clean_samples = tuple(
+                s for s in (_as_float(x) for x in (sample_list or [])) if s is not None
+            )
+            points.append(
+                Point(
+                    key=SeriesKey(*key_base, params=combo, version=version),
+                    commit=commit,
+                    date=int(date),
+                    value=value,
+                    samples=clean_samples,
+                    ci_99=_pair(ci_a[j], ci_b[j]),
+                    q_25_75=_pair(q25[j], q75[j]),
+                    number=_int_or_none(numbers[j]),
+                    repeat=_int_or_none(repeats[j]),
+                    unit=units.get(bench, ""),
+                )
+            )
+    return points, non_finite
+
+
+def load_result_file(path: Path, benchmarks_json: Path | None = None) -> list[Point]:
+    """Points of one asv result file (format 1 or 2), for comparing two files.
+
+    The machine is taken from the file itself. Units come from
+    ``benchmarks_json`` when given (``""`` otherwise). NaN and infinite values
+    become failed points (``value=None``). Raises :class:`ResultsError` naming
+    the file and the fix when it cannot be read.
+    """
+    path = Path(path)
+    units = read_units(Path(benchmarks_json)) if benchmarks_json is not None else {}
+    points, _warnings = _read_result_file(path, units, None)
+    return points
+
+
+# ---------------------------------------------------------------------------
+# a whole directory
+
+
+def _result_files(machine_dir: Path) -> list[Path]:
+    return sorted(
+        p for p in machine_dir.iterdir() if p.suffix == ".json" and p.name not in _SKIP_FILES
+    )
+
+
+def load_history(
+    results_dir: Path, *, machine: str | None = None, env_name: str | None = None
+) -> History:
+    """Every point of an asv results directory, optionally one machine / environment.
+
+    A damaged result file among good ones is skipped with a warning; so are
+    the files of a machine directory without a usable ``machine.json``. Two
+    files for one commit, machine and environment: the one whose file name
+    sorts first is kept, with a warning. Raises :class:`ResultsError` when
+    there is nothing to read (no directory, no result files, nothing that
+    matches ``machine`` / ``env_name``).
+    """
+    results_dir = Path(results_dir)
+    if not results_dir.is_dir():
+        raise ResultsError(
+            f"{results_dir}: no such results directory; run 'asv run' first or pass --results DIR"
+        )
+    warnings: list[str] = []
+    units: dict[str, str] = {}
+    units_warning: list[str] = []
+    try:
+        units = read_units(results_dir / "benchmarks.json")
+    except ResultsError as exc:
+        units_warning.append(f"{exc} (units unknown until then)")
+
+    machine_dirs = sorted(p for p in results_dir.iterdir() if p.is_dir())
+    points: list[Point] = []
+    seen: dict[tuple[str, str, str], Path] = {}
+    non_finite: dict[tuple[Path, str], list[Path]] = {}
+    n_files = 0
+    machines_found: set[str] = set()
+    envs_found: set[str] = set()
+    for machine_dir in machine_dirs:
+        files = _result_files(machine_dir)
+        if not files:
+            continue
+        try:
+            name = _machine_name(machine_dir)
+        except ResultsError as exc:
+            warnings.append(str(exc))
+            continue
+        machines_found.add(name)
+        if machine is not None and name != machine:
+            continue
+        for path in files:
+            n_files += 1
+            try:
+                file_points, file_non_finite = _read_result_file(path, units, name)
+            except ResultsError as exc:
+                warnings.append(f"skipped: {exc}")
+                continue
+            if not file_points:
+                continue
+            first = file_points[0]
+            env = first.key.env_name
+            envs_found.add(env)
+            if env_name is not None and env != env_name:
+                continue
+            ident = (name, first.commit, env)
+            if ident in seen:
+                warnings.append(
+                    f"{path}: second result file for commit {first.commit[:8]} in {env} "
+                    f"(kept {seen[ident].name}); delete one of the two"
+                )
+                continue
+            seen[ident] = path
+            points.extend(file_points)
+            for bench in dict.fromkeys(file_non_finite):
+                non_finite.setdefault((machine_dir, bench), []).append(path)
+
+    for (machine_dir, bench), paths in sorted(non_finite.items()):
+        warnings.append(
+            f"{machine_dir}: {bench} is NaN or infinite in {len(paths)} result file(s) "
+            f"(first: {paths[0].name}), treated as failed (asv writes NaN for a skipped "
+            "benchmark); re-run 'asv run' for those commits if it should have run"
+        )
+
+    if not points:
+        raise ResultsError(
+            _nothing_found(
+                results_dir, machine, env_name, n_files, machines_found, envs_found, warnings
+            )
+        )
+    return History(points=tuple(points), warnings=tuple(units_warning + warnings))
+
+
+def _nothing_found(
+    results_dir: Path,
+    machine: str | None,
+    env_name: str | None,
+    n_files: int,
+    machines: Iterable[str],
+    envs: Iterable[str],
+    warnings: Sequence[str],
+) -> str:
+    if machine is not None and machine not in machines:
+        known = ", ".join(sorted(machines)) or "none"
+        return f"{results_dir}: no results for machine {machine!r} (machines: {known}); pick one"
+    if env_name is not None and env_name not in envs:
+        known = ", ".join(sorted(envs)) or "none"
+        return (
+            f"{results_dir}: no results for environment {env_name!r} (environments: {known}); "
+            "pick one"
+        )
+    if n_files and warnings:
+        return (
+            f"no readable result files in {results_dir} ({n_files} skipped); first: {warnings[-1]}"
+        )
+    if warnings:
+        return warnings[-1]
+    return f"{results_dir}: no asv result files in it; run 'asv run' first or pass --results DIR"
+
+
+def find_commit(history: History, prefix: str) -> str:
+    """The full hash of the one commit in ``history`` starting with ``prefix``.
+
+    Raises :class:`ResultsError` when no commit or several commits match.
+    """
+    wanted = prefix.strip().lower()
+    if not wanted:
+        raise ResultsError("empty commit; give a commit hash or a prefix of one")
+    matches = sorted({c for c in history.commits() if c.lower().startswith(wanted)})
+    if not matches:
+        raise ResultsError(
+            f"no results for commit {prefix!r}; run 'asv run {prefix}^!' or pick a commit "
+            "that has results"
+        )
+    if len(matches) > 1:
+        shown = ", ".join(m[:12] for m in matches[:5])
+        raise ResultsError(f"commit prefix {prefix!r} is ambiguous ({shown}); give more characters")
+    return matches[0]

@@ -1,0 +1,126 @@
+"""Shared fixtures: where shared/ is, and a writer of real asv results directories.
+
+``AsvResultsWriter`` writes benchmarks.json, machine.json and result files
+with asv's own code (``asv.results.Results.add_result`` + ``save`` and
+``asv.util.write_json``), so the files are exactly what ``asv run`` writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+PVLIB_RESULTS = SHARED / "real-asv-results" / "pvlib-benchmarks" / "results"
+PVLIB_MACHINE = "pvlib-asv.forecasting.energy.arizona.edu"
+
+#: value(s) of one benchmark in one result file: a float, None (failed), or
+#: one entry per parameter combination.
+Value = float | None | Sequence[float | None]
+
+
+@dataclass
+class AsvResultsWriter:
+    """Writes a real asv (format 2) results directory under ``root``."""
+
+    root: Path
+    machine: str = "m1"
+    benchmarks: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def add_benchmark(
+        self,
+        name: str,
+        *,
+        params: Sequence[Sequence[str]] = (),
+        unit: str = "seconds",
+        version: str = "v1",
+    ) -> None:
+        """Declare a benchmark (written to benchmarks.json by :meth:`write_meta`)."""
+        kind = name.rsplit(".", 1)[-1].split("_", 1)[0]
+        self.benchmarks[name] = {
+            "name": name,
+            "params": [list(p) for p in params],
+            "param_names": [f"p{i}" for i in range(len(params))],
+            "type": {"time": "time", "peakmem": "peakmemory"}.get(kind, "track"),
+            "unit": unit,
+            "version": version,
+        }
+
+    def write_meta(self) -> None:
+        """benchmarks.json and <machine>/machine.json, as asv writes them."""
+        from asv import util
+
+        util.write_json(str(self.root / "benchmarks.json"), self.benchmarks, api_version=2)
+        machine = {
+            "machine": self.machine,
+            "arch": "x86_64",
+            "cpu": "test",
+            "num_cpu": "2",
+            "os": "Linux",
+            "ram": "1",
+        }
+        util.write_json(str(self.root / self.machine / "machine.json"), machine, api_version=1)
+
+    def write_result(
+        self,
+        commit: str,
+        date: int,
+        values: Mapping[str, Value],
+        *,
+        env_name: str = "virtualenv-py3.11",
+        versions: Mapping[str, str] | None = None,
+        spread: float = 0.01,
+    ) -> Path:
+        """One result file; each value becomes 5 samples around it (+-spread)."""
+        from asv.results import Results
+        from asv.runner import BenchmarkResult
+
+        results = Results(
+            {"machine": self.machine, "python": "3.11"}, {}, commit, date, "3.11", env_name, {}
+        )
+        for name, raw in values.items():
+            bench = dict(self.benchmarks[name])
+            if versions and name in versions:
+                bench["version"] = versions[name]
+            per_param: list[float | None] = (
+                [raw] if raw is None or isinstance(raw, int | float) else list(raw)
+            )
+            samples = [
+                None if v is None else [v * (1 + spread * k / 2) for k in (-2, -1, 0, 1, 2)]
+                for v in per_param
+            ]
+            numbers = [None if v is None else 1 for v in per_param]
+            result = BenchmarkResult(
+                result=per_param,
+                samples=samples,
+                number=numbers,
+                errcode=0,
+                stderr="",
+                profile=None,
+            )
+            results.add_result(bench, result, record_samples=True)
+        results.save(str(self.root))
+        return self.root / self.machine / f"{commit[:8]}-{env_name}.json"
+
+
+def commit_hash(i: int) -> str:
+    """A distinct, full-length fake commit hash."""
+    return f"{i:08x}" + "ab" * 16
+
+
+@pytest.fixture
+def asv_writer(tmp_path: Path) -> AsvResultsWriter:
+    """A writer of a real asv results directory in ``tmp_path / 'results'``."""
+    return AsvResultsWriter(tmp_path / "results")
+
+
+@pytest.fixture
+def pvlib_results() -> Path:
+    """The real pvlib asv history (format-1 result files, 1059 of them)."""
+    if not PVLIB_RESULTS.is_dir():  # pragma: no cover - CI clones shared/ beside the repo
+        pytest.fail(f"{PVLIB_RESULTS} missing: clone the shared/ folder beside the repository")
+    return PVLIB_RESULTS
