@@ -1,0 +1,305 @@
+"""Comparing a base run with a head run, benchmark by benchmark (pure).
+
+Points are matched by (benchmark, parameter combination, environment); a
+comparison never crosses machines. Each row gets the rule its kind calls for
+(:mod:`jaxbench.kinds`, :mod:`jaxbench.stats`):
+
+=========  ===============================================================
+kind       rule
+=========  ===============================================================
+TIME       Mann-Whitney U test on the samples plus a factor (default 1.05)
+COMPILE    one value per run: factor only (default 1.25), reported apart
+WORK       exact: any relative change beyond 1e-9 is "work changed"
+ACCURACY   ``track_tolerance_used`` > 1 at head but not at base is a
+           correctness regression; ``track_max_abs_error`` changes are shown
+MEMORY     factor only (default 1.10)
+OTHER      factor only (the time factor)
+=========  ===============================================================
+
+A benchmark that passed at base and fails at head (asv records no result,
+e.g. its NumPy reference check failed) is FAILED whatever its kind. Rows are
+independent, so a speedup never hides a correctness regression of the same
+workload; such a speedup is also marked in its reason.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+
+from jaxbench.errors import ResultsError, UsageError
+from jaxbench.kinds import TOLERANCE_TRACK, Kind, kind_of
+from jaxbench.results import Point
+from jaxbench.stats import (
+    DEFAULT_ALPHA,
+    DEFAULT_FACTOR,
+    Comparison,
+    Verdict,
+    compare_exact,
+    compare_factor,
+    compare_failures,
+    compare_new,
+    compare_removed,
+    compare_samples,
+)
+
+__all__ = [
+    "DEFAULT_FAIL_ON",
+    "FAIL_CATEGORIES",
+    "CompareReport",
+    "Row",
+    "Settings",
+    "compare_points",
+    "parse_fail_on",
+]
+
+#: Every category ``--fail-on`` accepts (plus ``none`` and ``all``).
+FAIL_CATEGORIES = ("time", "compile", "accuracy", "work", "memory", "failed", "other")
+#: Every kind of regression, and benchmarks that now fail.
+DEFAULT_FAIL_ON = frozenset({"time", "compile", "accuracy", "work", "memory", "failed"})
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Thresholds of a comparison."""
+
+    factor: float = DEFAULT_FACTOR
+    compile_factor: float = 1.25
+    memory_factor: float = 1.10
+    alpha: float = DEFAULT_ALPHA
+
+
+@dataclass(frozen=True)
+class Row:
+    """One benchmark, parameter combination and environment, compared."""
+
+    benchmark: str
+    params: tuple[str, ...]
+    env_name: str
+    kind: Kind
+    unit: str
+    comparison: Comparison
+
+    @property
+    def verdict(self) -> Verdict:
+        return self.comparison.verdict
+
+    @property
+    def category(self) -> str | None:
+        """The ``--fail-on`` category this row falls under, or None if it is no regression."""
+        if self.verdict is Verdict.FAILED:
+            return "failed"
+        if self.verdict is Verdict.REGRESSION:
+            return self.kind.value
+        return None
+
+    @property
+    def workload(self) -> tuple[str, tuple[str, ...], str]:
+        """The asv class, parameters and environment: rows of one workload share it."""
+        return (self.benchmark.rsplit(".", 1)[0], self.params, self.env_name)
+
+
+@dataclass(frozen=True)
+class CompareReport:
+    """Everything ``jaxbench compare`` found between two runs on one machine."""
+
+    machine: str
+    env_names: tuple[str, ...]
+    base_commit: str
+    head_commit: str
+    rows: tuple[Row, ...]
+    settings: Settings = Settings()
+
+    def counts(self) -> Counter[Verdict]:
+        """Rows per verdict."""
+        return Counter(row.verdict for row in self.rows)
+
+    def regressions_by_kind(self) -> Counter[Kind]:
+        """Regression rows per kind (FAILED rows are counted by :meth:`counts`)."""
+        return Counter(row.kind for row in self.rows if row.verdict is Verdict.REGRESSION)
+
+    def improvements_by_kind(self) -> Counter[Kind]:
+        """Improvement rows per kind."""
+        return Counter(row.kind for row in self.rows if row.verdict is Verdict.IMPROVEMENT)
+
+    def failing(self, fail_on: frozenset[str]) -> tuple[Row, ...]:
+        """Rows that make the exit status non-zero under ``fail_on``."""
+        return tuple(row for row in self.rows if row.category in fail_on)
+
+
+def parse_fail_on(text: str) -> frozenset[str]:
+    """``"time,accuracy"`` -> categories; ``none`` -> nothing; ``all`` -> everything."""
+    parts = [p.strip().lower() for p in text.split(",") if p.strip()]
+    if parts == ["none"]:
+        return frozenset()
+    if parts == ["all"]:
+        return frozenset(FAIL_CATEGORIES)
+    unknown = [p for p in parts if p not in FAIL_CATEGORIES]
+    if unknown or not parts:
+        raise UsageError(
+            f"--fail-on: unknown category {', '.join(unknown) or repr(text)}; use a comma-"
+            f"separated list of {', '.join(FAIL_CATEGORIES)}, or 'none' or 'all'"
+        )
+    return frozenset(parts)
+
+
+_Match = tuple[str, tuple[str, ...], str]
+
+
+def _index(points: Iterable[Point]) -> dict[_Match, Point]:
+    return {(p.key.benchmark, p.key.params, p.key.env_name): p for p in points}
+
+
+def _one(values: set[str], what: str, side: str) -> str:
+    if len(values) != 1:
+        listed = ", ".join(sorted(values)) or "none"
+        raise ResultsError(
+            f"{side} results hold {len(values)} {what}s ({listed}); give one commit per side"
+        )
+    return next(iter(values))
+
+
+def _result_file(point: Point) -> str:
+    return f"{point.key.machine}/{point.commit[:8]}-{point.key.env_name}.json"
+
+
+def _compare_time(base: Point, head: Point, settings: Settings) -> Comparison:
+    for point in (base, head):
+        if not point.samples and point.ci_99 is None:
+            raise ResultsError(
+                f"{_result_file(point)}: {point.key.benchmark} has no samples and no 99% "
+                "interval; rerun asv with --record-samples for that commit"
+            )
+    return compare_samples(
+        base.samples,
+        head.samples,
+        base_value=base.value,
+        head_value=head.value,
+        base_ci=base.ci_99,
+        head_ci=head.ci_99,
+        factor=settings.factor,
+        alpha=settings.alpha,
+    )
+
+
+def _outside(value: float) -> bool:
+    return not math.isfinite(value) or value > 1.0
+
+
+def _compare_tolerance(base: float, head: float) -> Comparison:
+    ratio = head / base if base else None
+    if _outside(head) and not _outside(base):
+        return Comparison(
+            base,
+            head,
+            ratio,
+            None,
+            Verdict.REGRESSION,
+            f"correctness: outside tolerance at head ({head:.3g} of it used)",
+        )
+    if _outside(base) and not _outside(head):
+        return Comparison(base, head, ratio, None, Verdict.FIXED, "back within tolerance")
+    if _outside(base):
+        return Comparison(
+            base, head, ratio, None, Verdict.STILL_FAILING, "outside tolerance at base and head"
+        )
+    return Comparison(base, head, ratio, None, Verdict.UNCHANGED, "within tolerance")
+
+
+def _compare_values(base: Point, head: Point, kind: Kind, settings: Settings) -> Comparison:
+    b_value, h_value = base.value, head.value
+    if b_value is None or h_value is None:
+        return compare_failures(b_value, h_value)
+    if kind is Kind.TIME:
+        return _compare_time(base, head, settings)
+    if kind is Kind.WORK:
+        return compare_exact(b_value, h_value)
+    if kind is Kind.ACCURACY:
+        if base.key.benchmark.rsplit(".", 1)[-1] == TOLERANCE_TRACK:
+            return _compare_tolerance(b_value, h_value)
+        exact = compare_exact(b_value, h_value)
+        if exact.verdict in (Verdict.REGRESSION, Verdict.IMPROVEMENT):
+            return Comparison(
+                exact.base,
+                exact.head,
+                exact.ratio,
+                None,
+                Verdict.CHANGED,
+                "error changed; track_tolerance_used decides pass or fail",
+            )
+        return exact
+    if kind is Kind.COMPILE:
+        return compare_factor(b_value, h_value, factor=settings.compile_factor)
+    if kind is Kind.MEMORY:
+        return compare_factor(b_value, h_value, factor=settings.memory_factor)
+    return compare_factor(b_value, h_value, factor=settings.factor)
+
+
+def _with_note(comparison: Comparison, note: str) -> Comparison:
+    return replace(comparison, reason=f"{comparison.reason}; {note}")
+
+
+def compare_points(
+    base: Sequence[Point], head: Sequence[Point], settings: Settings = Settings()
+) -> CompareReport:
+    """Compare the points of one base commit with those of one head commit.
+
+    Raises :class:`ResultsError` when a side is empty, the two sides (or
+    either side) span several machines or commits, or a warm time has
+    nothing to test.
+    """
+    if not base:
+        raise ResultsError("no base results to compare; run asv on the base commit first")
+    if not head:
+        raise ResultsError("no head results to compare; run asv on the head commit first")
+    machines = {p.key.machine for p in (*base, *head)}
+    if len(machines) > 1:
+        raise ResultsError(
+            f"results from different machines: {', '.join(sorted(machines))}; "
+            "compare results of one machine (pass --machine)"
+        )
+    base_commit = _one({p.commit for p in base}, "commit", "base")
+    head_commit = _one({p.commit for p in head}, "commit", "head")
+    base_index, head_index = _index(base), _index(head)
+
+    rows: list[Row] = []
+    for match in sorted(set(base_index) | set(head_index)):
+        benchmark, params, env_name = match
+        kind = kind_of(benchmark)
+        b, h = base_index.get(match), head_index.get(match)
+        if b is not None and h is None:
+            comparison, unit = compare_removed(b.value), b.unit
+        elif h is not None and b is None:
+            comparison, unit = compare_new(h.value), h.unit
+        elif b is not None and h is not None:
+            comparison, unit = _compare_values(b, h, kind, settings), h.unit
+            if b.key.version != h.key.version:
+                comparison = _with_note(comparison, "benchmark code changed")
+        else:  # pragma: no cover - every match comes from at least one side
+            continue
+        rows.append(Row(benchmark, params, env_name, kind, unit, comparison))
+
+    broken = {row.workload for row in rows if row.category in ("accuracy", "failed")}
+    rows = [
+        Row(
+            r.benchmark,
+            r.params,
+            r.env_name,
+            r.kind,
+            r.unit,
+            _with_note(r.comparison, "but this workload now breaks its tolerance"),
+        )
+        if r.verdict is Verdict.IMPROVEMENT and r.workload in broken
+        else r
+        for r in rows
+    ]
+    return CompareReport(
+        machine=next(iter(machines)),
+        env_names=tuple(sorted({r.env_name for r in rows})),
+        base_commit=base_commit,
+        head_commit=head_commit,
+        rows=tuple(rows),
+        settings=settings,
+    )

@@ -1,0 +1,327 @@
+"""Verdicts for one benchmark between a base and a head run (pure; scipy).
+
+Three rules, one per kind of figure (see :mod:`jaxbench.kinds`):
+
+* :func:`compare_samples` for warm times, which asv records as many samples:
+  an exact (or, with ties or many samples, tie-corrected normal) two-sided
+  Mann-Whitney U test *and* an effect-size gate: the ratio of medians must be
+  beyond ``factor`` and the Hodges-Lehmann shift must point the same way.
+  Without samples it falls back to asv's own rule (99 % intervals that do not
+  overlap, plus the factor) and says so in the reason.
+* :func:`compare_factor` for figures with one value per run (first-call and
+  compile times, peak memory): only the factor can decide.
+* :func:`compare_exact` for deterministic figures (XLA work counts): any
+  relative change beyond ``1e-9`` is a change.
+
+Why two-sided: a comparison reports both regressions and improvements, so it
+asks "did it change?"; testing each direction one-sided at ``alpha`` would
+double the false-alarm rate. Why ``alpha = 0.01``: a pull-request comment
+holds tens of rows and one false alarm per comment would teach people to
+ignore it; the factor gate filters most of what slips through, and asv's own
+0.002 needs seven samples a side where 0.01 needs five. Samples from one
+process are not independent (process-to-process variance dominates on a
+shared machine), so p-values are optimistic: the factor gate is what keeps a
+tiny but "significant" drift from being called a regression.
+
+The test is never allowed to call a difference significant from fewer
+samples than it needs: with ``n`` and ``m`` samples the smallest two-sided
+p-value an exact test can return is ``2 / C(n + m, n)`` (1/3 for 2 and 2);
+when that is not below ``alpha`` the verdict is INCONCLUSIVE.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+__all__ = [
+    "DEFAULT_ALPHA",
+    "DEFAULT_FACTOR",
+    "EXACT_RTOL",
+    "Comparison",
+    "Verdict",
+    "compare_exact",
+    "compare_factor",
+    "compare_failures",
+    "compare_new",
+    "compare_removed",
+    "compare_samples",
+    "hodges_lehmann",
+    "min_p_value",
+]
+
+DEFAULT_ALPHA = 0.01
+DEFAULT_FACTOR = 1.05
+EXACT_RTOL = 1e-9
+# Above this many samples in all, or with ties, scipy's exact distribution is
+# replaced by the tie-corrected normal approximation.
+_EXACT_MAX_TOTAL = 60
+
+
+class Verdict(Enum):
+    """The outcome of comparing one benchmark between base and head."""
+
+    REGRESSION = "regression"
+    IMPROVEMENT = "improvement"
+    NOT_SIGNIFICANT = "not significant"
+    UNCHANGED = "unchanged"
+    CHANGED = "changed"  # informational: a change that is neither better nor worse
+    INCONCLUSIVE = "inconclusive"  # too little data to decide either way
+    NEW = "new"
+    REMOVED = "removed"
+    FAILED = "failed"  # passed at base, fails at head
+    FIXED = "fixed"  # failed at base, passes at head
+    STILL_FAILING = "still failing"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One benchmark's verdict. ``ratio`` is head / base (medians where samples exist)."""
+
+    base: float | None
+    head: float | None
+    ratio: float | None
+    p_value: float | None
+    verdict: Verdict
+    reason: str
+    shift: float | None = None  # Hodges-Lehmann estimate of head - base
+    n_base: int = 0
+    n_head: int = 0
+
+
+def _finite(values: Sequence[float]) -> list[float]:
+    return [float(v) for v in values if math.isfinite(v)]
+
+
+def _ratio(base: float | None, head: float | None) -> float | None:
+    if base is None or head is None:
+        return None
+    if base == 0.0:
+        return 1.0 if head == 0.0 else math.inf
+    return head / base
+
+
+def _median(values: Sequence[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[mid]
+    return ordered[mid - 1] / 2 + ordered[mid] / 2
+
+
+def min_p_value(n: int, m: int) -> float:
+    """The smallest two-sided p-value an exact Mann-Whitney test on ``n`` and ``m`` can give."""
+    if n <= 0 or m <= 0:
+        return 1.0
+    return min(1.0, 2.0 / math.comb(n + m, n))
+
+
+def hodges_lehmann(base: Sequence[float], head: Sequence[float]) -> float:
+    """Median of all pairwise differences ``head_i - base_j``: a robust shift estimate."""
+    return _median([h - b for h in head for b in base])
+
+
+def _mann_whitney_p(x: list[float], y: list[float]) -> float:
+    from scipy.stats import mannwhitneyu
+
+    # Order the two samples canonically so that swapping base and head gives
+    # bit-for-bit the same p-value.
+    first, second = (x, y) if sorted(x) <= sorted(y) else (y, x)
+    if len(set(first) | set(second)) == 1:
+        return 1.0  # every value equal: no evidence of any difference
+    ties = len(set(first) | set(second)) < len(first) + len(second)
+    method = "exact" if not ties and len(first) + len(second) <= _EXACT_MAX_TOTAL else "asymptotic"
+    result = mannwhitneyu(first, second, alternative="two-sided", method=method)
+    p = float(result.pvalue)
+    return min(1.0, p) if math.isfinite(p) else 1.0
+
+
+def _direction(base: float, head: float, factor: float) -> Verdict:
+    """REGRESSION / IMPROVEMENT if the change is beyond ``factor``, else UNCHANGED.
+
+    Written with multiplications so that swapping base and head swaps the
+    answer exactly, with no rounding asymmetry.
+    """
+    if head > base * factor and head > base:
+        return Verdict.REGRESSION
+    if base > head * factor and base > head:
+        return Verdict.IMPROVEMENT
+    return Verdict.UNCHANGED
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.3g}"
+
+
+def compare_new(head: float | None) -> Comparison:
+    """A benchmark that only the head results have."""
+    return Comparison(None, head, None, None, Verdict.NEW, "not in the base results")
+
+
+def compare_removed(base: float | None) -> Comparison:
+    """A benchmark that only the base results have."""
+    return Comparison(base, None, None, None, Verdict.REMOVED, "not in the head results")
+
+
+def compare_failures(base: float | None, head: float | None) -> Comparison:
+    """FAILED / FIXED / STILL_FAILING: at least one side has no value (asv: failed)."""
+    if base is None and head is None:
+        return Comparison(None, None, None, None, Verdict.STILL_FAILING, "fails at base and head")
+    if head is None:
+        return Comparison(
+            base,
+            None,
+            None,
+            None,
+            Verdict.FAILED,
+            "passed at base, fails at head (asv recorded no result)",
+        )
+    if base is None:
+        return Comparison(None, head, None, None, Verdict.FIXED, "failed at base, passes at head")
+    raise ValueError("compare_failures needs a missing value on at least one side")
+
+
+def compare_factor(base: float, head: float, *, factor: float) -> Comparison:
+    """A figure with one value per run: only a ratio beyond ``factor`` counts."""
+    ratio = _ratio(base, head)
+    if not (math.isfinite(base) and math.isfinite(head)):
+        return Comparison(base, head, ratio, None, Verdict.INCONCLUSIVE, "value is not finite")
+    verdict = _direction(base, head, factor)
+    if verdict is Verdict.UNCHANGED:
+        reason = f"within factor {factor:g} (one value per run: no test possible)"
+    else:
+        reason = f"beyond factor {factor:g} (one value per run: no test possible)"
+    return Comparison(base, head, ratio, None, verdict, reason)
+
+
+def compare_exact(base: float, head: float, *, rtol: float = EXACT_RTOL) -> Comparison:
+    """A deterministic figure: any relative change beyond ``rtol`` is a change."""
+    ratio = _ratio(base, head)
+    if not (math.isfinite(base) and math.isfinite(head)):
+        if base == head or (math.isnan(base) and math.isnan(head)):
+            return Comparison(base, head, ratio, None, Verdict.UNCHANGED, "exact figure unchanged")
+        return Comparison(base, head, ratio, None, Verdict.INCONCLUSIVE, "value is not finite")
+    if abs(head - base) <= rtol * max(abs(base), abs(head)):
+        return Comparison(base, head, ratio, None, Verdict.UNCHANGED, "exact figure unchanged")
+    verdict = Verdict.REGRESSION if head > base else Verdict.IMPROVEMENT
+    return Comparison(base, head, ratio, None, verdict, "work changed")
+
+
+def _ci_usable(ci: tuple[float, float] | None) -> bool:
+    return ci is not None and all(math.isfinite(v) for v in ci)
+
+
+def compare_samples(
+    base_samples: Sequence[float],
+    head_samples: Sequence[float],
+    *,
+    base_value: float | None = None,
+    head_value: float | None = None,
+    base_ci: tuple[float, float] | None = None,
+    head_ci: tuple[float, float] | None = None,
+    factor: float = DEFAULT_FACTOR,
+    alpha: float = DEFAULT_ALPHA,
+) -> Comparison:
+    """Warm times: a two-sided Mann-Whitney U test at ``alpha`` and a ratio beyond ``factor``.
+
+    NaN and infinite samples are dropped. ``*_value`` and ``*_ci`` (asv's
+    median and 99 % interval) are used only when a side has no samples.
+    """
+    if factor < 1.0:
+        raise ValueError(f"factor must be >= 1, got {factor}")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    base = _finite(base_samples)
+    head = _finite(head_samples)
+    if not base or not head:
+        return _compare_intervals(base_value, head_value, base_ci, head_ci, factor)
+
+    b_med, h_med = _median(base), _median(head)
+    ratio = _ratio(b_med, h_med)
+    shift = hodges_lehmann(base, head)
+    sizes = {"n_base": len(base), "n_head": len(head)}
+    smallest = min_p_value(len(base), len(head))
+    if smallest >= alpha:
+        return Comparison(
+            b_med,
+            h_med,
+            ratio,
+            None,
+            Verdict.INCONCLUSIVE,
+            f"too few samples ({len(base)} and {len(head)}): the smallest p-value the test "
+            f"can give is {_fmt(smallest)}, not below alpha {alpha:g}; record more samples",
+            shift,
+            **sizes,
+        )
+    p = _mann_whitney_p(base, head)
+    direction = _direction(b_med, h_med, factor)
+    agrees = (direction is Verdict.REGRESSION and shift > 0) or (
+        direction is Verdict.IMPROVEMENT and shift < 0
+    )
+    if p < alpha and agrees:
+        return Comparison(
+            b_med,
+            h_med,
+            ratio,
+            p,
+            direction,
+            f"Mann-Whitney p={_fmt(p)} < {alpha:g} and ratio beyond {factor:g}",
+            shift,
+            **sizes,
+        )
+    if p < alpha:
+        reason = f"Mann-Whitney p={_fmt(p)} < {alpha:g} but change within factor {factor:g}"
+    else:
+        reason = f"Mann-Whitney p={_fmt(p)} >= {alpha:g}"
+    return Comparison(b_med, h_med, ratio, p, Verdict.NOT_SIGNIFICANT, reason, shift, **sizes)
+
+
+def _compare_intervals(
+    base_value: float | None,
+    head_value: float | None,
+    base_ci: tuple[float, float] | None,
+    head_ci: tuple[float, float] | None,
+    factor: float,
+) -> Comparison:
+    """asv's rule without samples: 99 % intervals that do not overlap, and the factor."""
+    ratio = _ratio(base_value, head_value)
+    if (
+        base_value is None
+        or head_value is None
+        or not (math.isfinite(base_value) and math.isfinite(head_value))
+    ):
+        return Comparison(
+            base_value,
+            head_value,
+            ratio,
+            None,
+            Verdict.INCONCLUSIVE,
+            "no samples and no finite value recorded; rerun asv with --record-samples",
+        )
+    if base_ci is None or head_ci is None or not (_ci_usable(base_ci) and _ci_usable(head_ci)):
+        return Comparison(
+            base_value,
+            head_value,
+            ratio,
+            None,
+            Verdict.INCONCLUSIVE,
+            "no samples and no finite 99% interval recorded; rerun asv with --record-samples",
+        )
+    direction = _direction(base_value, head_value, factor)
+    overlap = base_ci[1] >= head_ci[0] and base_ci[0] <= head_ci[1]
+    note = "no samples recorded: asv's rule (99% intervals"
+    if overlap or direction is Verdict.UNCHANGED:
+        why = "overlap" if overlap else f"apart, but change within factor {factor:g}"
+        return Comparison(
+            base_value, head_value, ratio, None, Verdict.NOT_SIGNIFICANT, f"{note} {why})"
+        )
+    return Comparison(
+        base_value,
+        head_value,
+        ratio,
+        None,
+        direction,
+        f"{note} apart and ratio beyond {factor:g})",
+    )

@@ -1,0 +1,376 @@
+"""``jaxbench compare`` on real asv result files written with asv's own code."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import PVLIB_MACHINE, AsvResultsWriter, commit_hash
+from jaxbench.cli import main
+from jaxbench.compare import Settings, compare_points, parse_fail_on
+from jaxbench.errors import ResultsError, UsageError
+from jaxbench.kinds import Kind
+from jaxbench.results import load_history, load_result_file
+from jaxbench.stats import Verdict
+
+BASE, HEAD = commit_hash(1), commit_hash(2)
+TIME = "workloads.Predict.time_warm"
+FIRST = "workloads.Predict.track_first_call_seconds"
+TOL = "workloads.Predict.track_tolerance_used"
+ERR = "workloads.Predict.track_max_abs_error"
+FLOPS = "workloads.Predict.track_work_flops"
+MEM = "workloads.Predict.peakmem_call"
+ROWS = [["'64'", "'96'"]]
+
+BASELINE: dict[str, list[float | None]] = {
+    TIME: [10e-6, 20e-6],
+    FIRST: [0.5, 0.7],
+    TOL: [0.1, 0.1],
+    ERR: [1e-7, 1e-7],
+    FLOPS: [65536.0, 98304.0],
+    MEM: [1e8, 1e8],
+}
+
+
+def _suite(writer: AsvResultsWriter) -> AsvResultsWriter:
+    units = {
+        TIME: "seconds",
+        FIRST: "seconds",
+        TOL: "unitless",
+        ERR: "unitless",
+        FLOPS: "flops",
+        MEM: "bytes",
+    }
+    for name, unit in units.items():
+        writer.add_benchmark(name, params=ROWS, unit=unit)
+    writer.write_meta()
+    return writer
+
+
+def _write_pair(
+    writer: AsvResultsWriter, head_changes: dict[str, list[float | None]] | None = None
+) -> Path:
+    _suite(writer)
+    writer.write_result(BASE, 1_000, BASELINE)
+    writer.write_result(HEAD, 2_000, {**BASELINE, **(head_changes or {})})
+    return writer.root
+
+
+def _compare(root: Path, *extra: str) -> int:
+    return main(["compare", BASE[:8], HEAD[:8], "--results", str(root), *extra])
+
+
+def _json(root: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, dict]:
+    status = _compare(root, "--format", "json", *extra)
+    return status, json.loads(capsys.readouterr().out)
+
+
+def _verdicts(doc: dict) -> dict[tuple[str, str], str]:
+    return {(r["benchmark"], r["params"][0]): r["verdict"] for r in doc["rows"]}
+
+
+# -- verdicts by kind ----------------------------------------------------------
+
+
+def test_no_change_exits_zero(
+    asv_writer: AsvResultsWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, doc = _json(_write_pair(asv_writer), capsys)
+    assert status == 0
+    assert doc["summary"] == "12 unchanged"
+    assert doc["machine"] == "m1"
+    assert doc["base_commit"] == BASE
+
+
+def test_warm_time_slowdown_is_a_regression(
+    asv_writer: AsvResultsWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = _write_pair(asv_writer, {TIME: [13e-6, 20e-6]})
+    status, doc = _json(root, capsys)
+    assert status == 1
+    assert _verdicts(doc)[(TIME, "'64'")] == "regression"
+    assert _verdicts(doc)[(TIME, "'96'")] == "not significant"
+    assert doc["summary"].startswith("1 regression (1 warm time)")
+    assert _compare(root, "--fail-on", "none") == 0
+    assert _compare(root, "--fail-on", "compile,accuracy") == 0
+    assert _compare(root, "--fail-on", "time") == 1
+
+
+def test_compile_time_uses_its_own_larger_factor(
+    asv_writer: AsvResultsWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = _write_pair(asv_writer, {FIRST: [0.6, 0.9]})  # 1.2x and 1.29x
+    status, doc = _json(root, capsys)
+    assert _verdicts(doc)[(FIRST, "'64'")] == "unchanged"
+    assert _verdicts(doc)[(FIRST, "'96'")] == "regression"
+    assert doc["summary"].startswith("1 regression (1 compile time)")
+    assert status == 1
+    assert _compare(root, "--fail-on", "time") == 0
+
+
+def test_any_work_change_is_reported(
+    asv_writer: AsvResultsWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, doc = _json(_write_pair(asv_writer, {FLOPS: [65537.0, 98304.0]}), capsys)
+    row = next(r for r in doc["rows"] if r["benchmark"] == FLOPS and r["params"] == ["'64'"])
+    assert (row["verdict"], row["reason"]) == ("regression", "work changed")
+    assert row["category"] == "work"
+    assert status == 1
+
+
+def test_broken_tolerance_is_not_hidden_by_a_speedup(
+    asv_writer: AsvResultsWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = _write_pair(asv_writer, {TIME: [5e-6, 20e-6], TOL: [3.0, 0.1], ERR: [5e-5, 1e-7]})
+    status, doc = _json(root, capsys)
+    verdicts = _verdicts(doc)
+    assert verdicts[(TOL, "'64'")] == "regression"
+    assert verdicts[(TIME, "'64'")] == "improvement"
+    assert verdicts[(ERR, "'64'")] == "changed"
+    speedup = next(r for r in doc["rows"] if r["benchmark"] == TIME and r["params"] == ["'64'"])
+    assert "breaks its tolerance" in speedup["reason"]
+    assert doc["summary"].startswith("1 regression (1 correctness), 1 improvement (1 warm time)")
+    assert status == 1
+    assert _compare(root, "--fail-on", "time") == 0
+    assert _compare(root, "--fail-on", "accuracy") == 1
+
+
+def test_benchmark_that_now_fails_and_one_that_is_fixed(
+    asv_writer: AsvResultsWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _suite(asv_writer)
+    asv_writer.write_result(BASE, 1_000, {**BASELINE, MEM: [None, 1e8]})
+    asv_writer.write_result(HEAD, 2_000, {**BASELINE, TIME: [None, 20e-6]})
+    status, doc = _json(asv_writer.root, capsys)
+    verdicts = _verdicts(doc)
+    assert verdicts[(TIME, "'64'")] == "failed"
+    assert verdicts[(MEM, "'64'")] == "fixed"
+    assert doc["summary"].startswith("1 now failing, 1 fixed")
+    assert status == 1
+    assert _compare(asv_writer.root, "--fail-on", "time,compile,accuracy,work,memory") == 0
+
+
+def test_new_and_removed_benchmarks(
+    asv_writer: AsvResultsWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _suite(asv_writer)
+    asv_writer.write_result(BASE, 1_000, {k: v for k, v in BASELINE.items() if k != MEM})
+    asv_writer.write_result(HEAD, 2_000, {k: v for k, v in BASELINE.items() if k != FLOPS})
+    status, doc = _json(asv_writer.root, capsys)
+    assert doc["counts"] == {"new": 2, "not significant": 2, "removed": 2, "unchanged": 6}
+    assert status == 0
+
+
+def test_environments_are_matched_not_mixed(
+    asv_writer: AsvResultsWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _suite(asv_writer)
+    for env, scale in (("virtualenv-py3.11-jax0.9.2", 1.0), ("virtualenv-py3.11-jax0.10.2", 3.0)):
+        slow = {TIME: [10e-6 * scale, 20e-6 * scale]}
+        asv_writer.write_result(BASE, 1_000, {**BASELINE, **slow}, env_name=env)
+        asv_writer.write_result(HEAD, 2_000, {**BASELINE, **slow}, env_name=env)
+    status, doc = _json(asv_writer.root, capsys)
+    assert status == 0
+    assert len(doc["env_names"]) == 2
+    assert doc["counts"] == {"not significant": 4, "unchanged": 20}
+    assert doc["summary"] == "24 unchanged"
+    status, doc = _json(asv_writer.root, capsys, "--env", "virtualenv-py3.11-jax0.9.2")
+    assert doc["env_names"] == ["virtualenv-py3.11-jax0.9.2"]
+
+
+def test_two_result_files_can_be_compared_directly(
+    asv_writer: AsvResultsWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _suite(asv_writer)
+    base = asv_writer.write_result(BASE, 1_000, BASELINE)
+    head = asv_writer.write_result(HEAD, 2_000, {**BASELINE, TIME: [13e-6, 20e-6]})
+    assert main(["compare", str(base), str(head), "--format", "json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert _verdicts(doc)[(TIME, "'64'")] == "regression"
+    assert next(r["unit"] for r in doc["rows"] if r["benchmark"] == TIME) == "seconds"
+
+
+def test_output_file_and_text_format(asv_writer: AsvResultsWriter, tmp_path: Path) -> None:
+    root = _write_pair(asv_writer, {TIME: [13e-6, 20e-6]})
+    out = tmp_path / "out" / "comment.md"
+    assert _compare(root, "--format", "markdown", "--output", str(out)) == 1
+    assert out.read_text().splitlines()[2] == "**1 regression** (1 warm time), 11 unchanged"
+    text_out = tmp_path / "table.txt"
+    assert _compare(root, "--output", str(text_out)) == 1
+    lines = text_out.read_text().splitlines()
+    assert lines[2] == "1 regression (1 warm time), 11 unchanged"
+    assert lines[4].split()[:3] == ["verdict", "benchmark", "base"]
+    assert lines[5].startswith("time regression  workloads.Predict.time_warm('64')")
+
+
+def test_real_pvlib_history_with_asv_interval_rule(
+    pvlib_results: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Format-1 files without samples: the documented tracking step (PR #465) at d2c9bcd6.
+    env = "conda-py3.6-ephem3.7.6.0-numba0.36.1-numpy1.12.0-pandas0.22.0-pytables3.6.1-scipy1.2.0"
+    history = load_history(pvlib_results, env_name=env)
+    commits = history.commits()
+    head = next(c for c in commits if c.startswith("d2c9bcd6"))
+    base = commits[commits.index(head) - 1]
+    status = main(
+        [
+            "compare",
+            base[:10],
+            head[:10],
+            "--results",
+            str(pvlib_results),
+            "--env",
+            env,
+            "--format",
+            "json",
+        ]
+    )
+    doc = json.loads(capsys.readouterr().out)
+    row = next(r for r in doc["rows"] if r["benchmark"] == "tracking.SingleAxis.time_singleaxis")
+    assert row["verdict"] == "regression"
+    assert "no samples recorded: asv's rule" in row["reason"]
+    assert doc["machine"] == PVLIB_MACHINE
+    assert status == 1
+
+
+# -- bad input: exit 2, one line ----------------------------------------------
+
+
+def _one_line_error(capsys: pytest.CaptureFixture[str]) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert err[0].startswith("jaxbench: error: ")
+    return err[0]
+
+
+def test_unknown_base_commit(
+    asv_writer: AsvResultsWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = _write_pair(asv_writer)
+    assert main(["compare", "deadbeef", HEAD[:8], "--results", str(root)]) == 2
+    assert "no results for commit 'deadbeef'" in _one_line_error(capsys)
+
+
+def test_missing_results_dir(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["compare", "a", "b", "--results", str(tmp_path / "nope")]) == 2
+    assert "no such results directory" in _one_line_error(capsys)
+
+
+def test_corrupt_result_file(
+    asv_writer: AsvResultsWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _suite(asv_writer)
+    base = asv_writer.write_result(BASE, 1_000, BASELINE)
+    head = asv_writer.write_result(HEAD, 2_000, BASELINE)
+    head.write_text(head.read_text()[:200])
+    assert main(["compare", str(base), str(head)]) == 2
+    line = _one_line_error(capsys)
+    assert str(head) in line
+    assert "not valid JSON" in line
+
+
+def test_results_from_another_machine_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    files = []
+    for machine, commit in (("laptop", BASE), ("ci-runner", HEAD)):
+        writer = _suite(AsvResultsWriter(tmp_path / machine / "results", machine=machine))
+        files.append(str(writer.write_result(commit, 1_000, BASELINE)))
+    assert main(["compare", *files]) == 2
+    assert "results from different machines: ci-runner, laptop" in _one_line_error(capsys)
+
+
+def test_several_machines_need_machine_option(
+    asv_writer: AsvResultsWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = _write_pair(asv_writer)
+    other = _suite(AsvResultsWriter(root, machine="m2"))
+    other.write_result(BASE, 1_000, BASELINE)
+    assert _compare(root) == 2
+    line = _one_line_error(capsys)
+    assert "several machines (m1, m2)" in line
+    assert "--machine" in line
+    assert _compare(root, "--machine", "m1") == 0
+
+
+def test_time_without_samples_or_interval(
+    asv_writer: AsvResultsWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = _write_pair(asv_writer)
+    path = root / "m1" / f"{HEAD[:8]}-virtualenv-py3.11.json"
+    data = json.loads(path.read_text())
+    keep = data["result_columns"].index("version") + 1
+    data["results"] = {k: v[:keep] for k, v in data["results"].items()}
+    path.write_text(json.dumps(data))
+    assert _compare(root) == 2
+    line = _one_line_error(capsys)
+    assert f"m1/{HEAD[:8]}-virtualenv-py3.11.json" in line
+    assert "--record-samples" in line
+
+
+def test_bad_options(asv_writer: AsvResultsWriter, capsys: pytest.CaptureFixture[str]) -> None:
+    root = _write_pair(asv_writer)
+    assert _compare(root, "--fail-on", "speed") == 2
+    assert "unknown category speed" in _one_line_error(capsys)
+    with pytest.raises(SystemExit) as exit_info:
+        _compare(root, "--factor", "0.9")
+    assert exit_info.value.code == 2
+    assert "must be a number >= 1" in capsys.readouterr().err
+    assert main(["compare", str(root / "x.json"), HEAD[:8]]) == 2
+    assert "both be commits or both be result files" in _one_line_error(capsys)
+
+
+# -- the pure core -------------------------------------------------------------
+
+
+def test_compare_points_refuses_mixed_machines(
+    asv_writer: AsvResultsWriter, tmp_path: Path
+) -> None:
+    _suite(asv_writer)
+    base = load_result_file(asv_writer.write_result(BASE, 1_000, BASELINE))
+    other = _suite(AsvResultsWriter(tmp_path / "other", machine="m2"))
+    head = load_result_file(other.write_result(HEAD, 2_000, BASELINE))
+    with pytest.raises(ResultsError, match="results from different machines: m1, m2"):
+        compare_points(base, head)
+    with pytest.raises(ResultsError, match="no base results"):
+        compare_points([], head)
+
+
+def test_rows_carry_kinds_and_settings(asv_writer: AsvResultsWriter) -> None:
+    _suite(asv_writer)
+    base = load_result_file(asv_writer.write_result(BASE, 1_000, BASELINE))
+    head = load_result_file(asv_writer.write_result(HEAD, 2_000, {**BASELINE, MEM: [1.2e8, 1e8]}))
+    report = compare_points(base, head, Settings(memory_factor=1.5))
+    kinds = {row.benchmark: row.kind for row in report.rows}
+    assert kinds[MEM] is Kind.MEMORY
+    assert kinds[FLOPS] is Kind.WORK
+    assert all(
+        row.verdict is Verdict.UNCHANGED or row.verdict is Verdict.NOT_SIGNIFICANT
+        for row in report.rows
+    )
+    strict = compare_points(base, head, Settings(memory_factor=1.1))
+    assert [r.category for r in strict.rows if r.category] == ["memory"]
+
+
+def test_parse_fail_on() -> None:
+    assert parse_fail_on("none") == frozenset()
+    assert parse_fail_on("time, work") == {"time", "work"}
+    assert "other" in parse_fail_on("all")
+    with pytest.raises(UsageError, match="unknown category"):
+        parse_fail_on("time,speed")
+
+
+def test_compare_does_not_import_jax(asv_writer: AsvResultsWriter) -> None:
+    root = _write_pair(asv_writer)
+    code = (
+        "import sys; from jaxbench.cli import main; "
+        f"status = main(['compare', '{BASE[:8]}', '{HEAD[:8]}', '--results', {str(root)!r}, "
+        "'--format', 'markdown']); "
+        "assert 'jax' not in sys.modules, 'jax imported'; sys.exit(status)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr

@@ -1,0 +1,232 @@
+"""Verdicts of jaxbench.stats on synthetic samples, and their properties."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.stats import mannwhitneyu
+
+from jaxbench.stats import (
+    DEFAULT_ALPHA,
+    Verdict,
+    compare_exact,
+    compare_factor,
+    compare_failures,
+    compare_samples,
+    hodges_lehmann,
+    min_p_value,
+)
+
+SIGNIFICANT = (Verdict.REGRESSION, Verdict.IMPROVEMENT)
+
+
+def _lognormal(seed: int, n: int, median: float, sigma: float = 0.05) -> list[float]:
+    rng = np.random.default_rng(seed)
+    return list(median * np.exp(rng.normal(0.0, sigma, n)))
+
+
+# -- minimum sample sizes ------------------------------------------------------
+
+
+def test_min_p_value_matches_scipy_exact_test_on_fully_separated_samples() -> None:
+    for n, m in [(2, 2), (3, 3), (4, 4), (5, 5), (3, 8), (10, 10)]:
+        low = [float(i) for i in range(n)]
+        high = [float(100 + i) for i in range(m)]
+        exact = mannwhitneyu(low, high, alternative="two-sided", method="exact").pvalue
+        assert min_p_value(n, m) == pytest.approx(exact)
+
+
+def test_two_and_two_samples_cannot_reach_alpha() -> None:
+    # 2 / C(4, 2) = 1/3: no pair of two-sample sets can give p < 0.01.
+    assert min_p_value(2, 2) == pytest.approx(1 / 3)
+    result = compare_samples([1.0, 1.0001], [2.0, 2.0001])
+    assert result.verdict is Verdict.INCONCLUSIVE
+    assert "too few samples" in result.reason
+    assert result.p_value is None
+
+
+def test_five_a_side_is_the_least_that_reaches_one_percent() -> None:
+    assert min_p_value(4, 4) >= DEFAULT_ALPHA > min_p_value(5, 5)
+    assert compare_samples([1.0] * 4, [2.0] * 4).verdict is Verdict.INCONCLUSIVE
+    separated = compare_samples([1.0, 1.01, 1.02, 1.03, 1.04], [2.0, 2.01, 2.02, 2.03, 2.04])
+    assert separated.verdict is Verdict.REGRESSION
+    assert separated.p_value is not None
+    assert separated.p_value < DEFAULT_ALPHA
+
+
+# -- planted shifts ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shift", [1.10, 1.20, 1.50])
+def test_planted_slowdown_is_found(shift: float) -> None:
+    base = _lognormal(1, 30, 10e-6)
+    head = _lognormal(2, 30, 10e-6 * shift)
+    result = compare_samples(base, head)
+    assert result.verdict is Verdict.REGRESSION, result.reason
+    assert result.ratio == pytest.approx(shift, rel=0.05)
+    assert result.shift is not None
+    assert result.shift > 0
+
+
+@pytest.mark.parametrize("shift", [1.10, 1.20, 1.50])
+def test_planted_speedup_is_found(shift: float) -> None:
+    base = _lognormal(3, 30, 10e-6 * shift)
+    head = _lognormal(4, 30, 10e-6)
+    assert compare_samples(base, head).verdict is Verdict.IMPROVEMENT
+
+
+def test_identical_distributions_are_not_flagged() -> None:
+    flagged = sum(
+        compare_samples(_lognormal(2 * i, 20, 5e-3), _lognormal(2 * i + 1, 20, 5e-3)).verdict
+        in SIGNIFICANT
+        for i in range(200)
+    )
+    # p < 0.01 alone would flag about 2 of 200; the factor gate removes those too.
+    assert flagged == 0
+
+
+def test_significant_but_small_change_is_not_a_regression() -> None:
+    # A 2 % shift with tiny noise: the test is sure, but it is under the 5 % factor.
+    base = _lognormal(5, 40, 1.0, sigma=0.001)
+    head = _lognormal(6, 40, 1.02, sigma=0.001)
+    result = compare_samples(base, head)
+    assert result.verdict is Verdict.NOT_SIGNIFICANT
+    assert result.p_value is not None
+    assert result.p_value < DEFAULT_ALPHA
+    assert "within factor" in result.reason
+    assert compare_samples(base, head, factor=1.01).verdict is Verdict.REGRESSION
+
+
+def test_nan_and_inf_samples_are_dropped() -> None:
+    base = [1.0, 1.01, 1.02, 1.03, 1.04, math.nan, math.inf]
+    head = [2.0, 2.01, 2.02, 2.03, 2.04, -math.inf]
+    result = compare_samples(base, head)
+    assert (result.n_base, result.n_head) == (5, 5)
+    assert result.verdict is Verdict.REGRESSION
+
+
+def test_hodges_lehmann_is_median_of_pairwise_differences() -> None:
+    assert hodges_lehmann([1.0, 2.0], [4.0, 6.0]) == pytest.approx(3.5)  # 3, 2, 5, 4
+
+
+# -- no samples: asv's interval rule -----------------------------------------
+
+
+def test_no_samples_falls_back_to_asv_interval_rule() -> None:
+    apart = compare_samples(
+        [], [], base_value=1.0, head_value=2.0, base_ci=(0.9, 1.1), head_ci=(1.9, 2.1)
+    )
+    assert apart.verdict is Verdict.REGRESSION
+    assert "no samples recorded: asv's rule" in apart.reason
+    overlap = compare_samples(
+        [], [], base_value=1.0, head_value=2.0, base_ci=(0.5, 1.95), head_ci=(1.9, 2.1)
+    )
+    assert overlap.verdict is Verdict.NOT_SIGNIFICANT
+    assert "overlap" in overlap.reason
+    nothing = compare_samples([], [], base_value=1.0, head_value=2.0)
+    assert nothing.verdict is Verdict.INCONCLUSIVE
+    assert "--record-samples" in nothing.reason
+
+
+def test_interval_rule_needs_the_factor_too() -> None:
+    result = compare_samples(
+        [], [], base_value=1.0, head_value=1.01, base_ci=(0.999, 1.001), head_ci=(1.009, 1.011)
+    )
+    assert result.verdict is Verdict.NOT_SIGNIFICANT
+
+
+# -- factor, exact, failures -------------------------------------------------
+
+
+def test_factor_rule() -> None:
+    assert compare_factor(1.0, 1.3, factor=1.25).verdict is Verdict.REGRESSION
+    assert compare_factor(1.0, 1.2, factor=1.25).verdict is Verdict.UNCHANGED
+    assert compare_factor(1.3, 1.0, factor=1.25).verdict is Verdict.IMPROVEMENT
+
+
+def test_exact_rule_sees_any_change() -> None:
+    assert compare_exact(65536.0, 65536.0).verdict is Verdict.UNCHANGED
+    changed = compare_exact(65536.0, 65537.0)
+    assert changed.verdict is Verdict.REGRESSION
+    assert changed.reason == "work changed"
+    assert compare_exact(2.0, 1.0).verdict is Verdict.IMPROVEMENT
+    assert compare_exact(0.0, 0.0).verdict is Verdict.UNCHANGED
+
+
+def test_failures() -> None:
+    assert compare_failures(1.0, None).verdict is Verdict.FAILED
+    assert compare_failures(None, 1.0).verdict is Verdict.FIXED
+    assert compare_failures(None, None).verdict is Verdict.STILL_FAILING
+    with pytest.raises(ValueError, match="missing value"):
+        compare_failures(1.0, 1.0)
+
+
+# -- properties ----------------------------------------------------------------
+
+_any_float = st.floats(allow_nan=True, allow_infinity=True, width=64)
+_positive = st.floats(min_value=1e-9, max_value=1e3, allow_nan=False)
+_samples = st.lists(_any_float, max_size=25)
+_ci = st.none() | st.tuples(_any_float, _any_float)
+_value = st.none() | _any_float
+
+
+@settings(max_examples=300, deadline=None)
+@given(_samples, _samples, _value, _value, _ci, _ci)
+def test_no_input_crashes(
+    base: list[float],
+    head: list[float],
+    base_value: float | None,
+    head_value: float | None,
+    base_ci: tuple[float, float] | None,
+    head_ci: tuple[float, float] | None,
+) -> None:
+    result = compare_samples(
+        base, head, base_value=base_value, head_value=head_value, base_ci=base_ci, head_ci=head_ci
+    )
+    assert isinstance(result.verdict, Verdict)
+    assert result.p_value is None or 0.0 <= result.p_value <= 1.0
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_positive, min_size=1, max_size=12), st.lists(_positive, min_size=1, max_size=12))
+def test_never_significant_with_too_few_samples(base: list[float], head: list[float]) -> None:
+    result = compare_samples(base, head)
+    if min_p_value(len(base), len(head)) >= DEFAULT_ALPHA:
+        assert result.verdict not in SIGNIFICANT
+    if result.verdict in SIGNIFICANT:
+        assert result.p_value is not None
+        assert result.p_value < DEFAULT_ALPHA
+
+
+_SWAPPED = {
+    Verdict.REGRESSION: Verdict.IMPROVEMENT,
+    Verdict.IMPROVEMENT: Verdict.REGRESSION,
+}
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(_positive, min_size=0, max_size=20),
+    st.lists(_positive, min_size=0, max_size=20),
+    st.floats(min_value=0.5, max_value=2.0),
+)
+def test_swapping_base_and_head_swaps_the_verdict(
+    base: list[float], head: list[float], scale: float
+) -> None:
+    head = [h * scale for h in head]
+    forward = compare_samples(base, head)
+    backward = compare_samples(head, base)
+    assert backward.verdict is _SWAPPED.get(forward.verdict, forward.verdict)
+    assert forward.p_value == backward.p_value
+
+
+@settings(max_examples=200, deadline=None)
+@given(_any_float, _any_float)
+def test_exact_and_factor_rules_never_crash_and_swap(base: float, head: float) -> None:
+    for rule in (compare_exact, lambda b, h: compare_factor(b, h, factor=1.25)):
+        forward, backward = rule(base, head), rule(head, base)
+        assert backward.verdict is _SWAPPED.get(forward.verdict, forward.verdict)
