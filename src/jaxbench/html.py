@@ -1,0 +1,487 @@
+"""The published HTML: asv's pages made to work offline, plus our regressions page.
+
+Two pure transformations, no I/O (``jaxbench publish`` does the reading and
+writing):
+
+* :func:`localize_asv_index` rewrites the nine CDN ``<script>``/``<link>``
+  tags of asv 0.6.6's ``index.html`` to the copies vendored under
+  ``jaxbench/assets/vendor/`` (fetched by ``scripts/vendor-assets.sh``) and
+  adds a link to our regressions page to asv's navigation bar. Where the
+  vendored file is byte-identical to what the CDN serves, asv's
+  ``integrity`` hash is kept, so the browser itself checks the copy.
+* :func:`render_regressions_page` turns regressions found by
+  :func:`jaxbench.detect.find_regressions` into a static page (no script,
+  one same-origin stylesheet, a ``default-src 'self'`` Content-Security-Policy)
+  that lists correctness, first-call and work regressions apart from warm-time
+  ones, each row linked to its asv graph.
+
+Every benchmark, parameter, machine and environment name comes from
+benchmark code or results files, i.e. from untrusted input: all of them are
+HTML-escaped in text and attributes, and percent-encoded in graph URLs.
+"""
+
+from __future__ import annotations
+
+import datetime
+import html
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from urllib.parse import quote
+
+from jaxbench.detect import Regression
+from jaxbench.errors import UsageError
+from jaxbench.kinds import TOLERANCE_TRACK, Kind
+from jaxbench.results import History
+
+__all__ = [
+    "KIND_SECTIONS",
+    "NAV_LINK_ID",
+    "PAGE_DIR",
+    "REGRESSIONS_PAGE",
+    "STYLESHEET",
+    "VENDORED",
+    "VENDOR_DIR",
+    "EnvSummary",
+    "KindSection",
+    "VendoredAsset",
+    "format_value",
+    "graph_url",
+    "localize_asv_index",
+    "render_regressions_page",
+    "summarize",
+]
+
+#: Folder of the published html dir that holds everything jaxbench adds.
+PAGE_DIR = "jaxbench"
+#: Our regressions page and stylesheet, relative to the html dir.
+REGRESSIONS_PAGE = f"{PAGE_DIR}/regressions.html"
+STYLESHEET = f"{PAGE_DIR}/jaxbench.css"
+#: Where the vendored scripts and styles are published, relative to the html dir.
+VENDOR_DIR = f"{PAGE_DIR}/vendor"
+#: ``id`` of the ``<li>`` added to asv's navigation bar.
+NAV_LINK_ID = "nav-li-jaxbench-regressions"
+
+
+@dataclass(frozen=True)
+class VendoredAsset:
+    """A CDN file that asv's ``index.html`` loads, and our copy of it."""
+
+    cdn_url: str
+    #: Path under ``assets/vendor/`` (and under :data:`VENDOR_DIR` when published).
+    path: str
+    #: The copy is byte-identical to the CDN's file, so asv's SRI hash still holds.
+    same_bytes: bool
+
+
+#: Every CDN file of asv 0.6.6's ``www/index.html``. flot's npm package has
+#: no minified files (cdnjs minifies the same sources) and stupidtable 1.0.1
+#: is not on npm (1.1.3 is): those three differ from the CDN's bytes.
+VENDORED: tuple[VendoredAsset, ...] = (
+    VendoredAsset(
+        "https://code.jquery.com/jquery-3.3.1.min.js", "jquery-3.3.1/jquery.min.js", same_bytes=True
+    ),
+    VendoredAsset(
+        "https://cdnjs.cloudflare.com/ajax/libs/flot/0.8.3/jquery.flot.min.js",
+        "flot-0.8.3/jquery.flot.js",
+        same_bytes=False,
+    ),
+    VendoredAsset(
+        "https://cdnjs.cloudflare.com/ajax/libs/flot/0.8.3/jquery.flot.time.min.js",
+        "flot-0.8.3/jquery.flot.time.js",
+        same_bytes=False,
+    ),
+    VendoredAsset(
+        "https://cdnjs.cloudflare.com/ajax/libs/flot/0.8.3/jquery.flot.selection.min.js",
+        "flot-0.8.3/jquery.flot.selection.js",
+        same_bytes=False,
+    ),
+    VendoredAsset(
+        "https://cdnjs.cloudflare.com/ajax/libs/flot/0.8.3/jquery.flot.categories.min.js",
+        "flot-0.8.3/jquery.flot.categories.js",
+        same_bytes=False,
+    ),
+    VendoredAsset(
+        "https://cdn.jsdelivr.net/npm/flot-orderbars@1.0.0/js/jquery.flot.orderBars.js",
+        "flot-orderbars-1.0.0/jquery.flot.orderBars.js",
+        same_bytes=True,
+    ),
+    VendoredAsset(
+        "https://cdnjs.cloudflare.com/ajax/libs/stupidtable/1.0.1/stupidtable.min.js",
+        "stupidtable-1.1.3/stupidtable.min.js",
+        same_bytes=False,
+    ),
+    VendoredAsset(
+        "https://cdnjs.cloudflare.com/ajax/libs/blueimp-md5/2.19.0/js/md5.min.js",
+        "blueimp-md5-2.19.0/md5.min.js",
+        same_bytes=True,
+    ),
+    VendoredAsset(
+        "https://cdn.jsdelivr.net/npm/bootstrap@3.1.1/dist/js/bootstrap.min.js",
+        "bootstrap-3.1.1/bootstrap.min.js",
+        same_bytes=True,
+    ),
+    VendoredAsset(
+        "https://cdn.jsdelivr.net/npm/bootstrap@3.1.1/dist/css/bootstrap.min.css",
+        "bootstrap-3.1.1/bootstrap.min.css",
+        same_bytes=True,
+    ),
+)
+
+_REMOTE = r"(?:https?:)?//[^\"'\s>]+"
+_SCRIPT_TAG = re.compile(
+    rf"<script\b[^>]*?\bsrc\s*=\s*[\"'](?P<url>{_REMOTE})[\"'][^>]*>\s*</script>", re.IGNORECASE
+)
+_LINK_TAG = re.compile(
+    rf"<link\b[^>]*?\bhref\s*=\s*[\"'](?P<url>{_REMOTE})[\"'][^>]*>", re.IGNORECASE
+)
+_INTEGRITY = re.compile(r"\bintegrity\s*=\s*\"(?P<hash>[^\"]+)\"", re.IGNORECASE)
+_ASV_NAV_ANCHOR = re.compile(r"<li\s+id=\"nav-li-regressions\"[^>]*>.*?</li>", re.DOTALL)
+_FIX_ASSETS = (
+    "use asv 0.6.6 (the version jaxbench pins) or add the file to scripts/vendor-assets.sh "
+    "and jaxbench.html.VENDORED"
+)
+
+
+def localize_asv_index(index_html: str) -> str:
+    """asv's ``index.html`` with CDN files replaced by the vendored copies.
+
+    Also adds a link to :data:`REGRESSIONS_PAGE` after asv's own
+    "Regressions" item in the navigation bar. Raises :class:`UsageError` when
+    the page loads a remote file jaxbench has no copy of (a different asv),
+    since the published history would then not work offline.
+    """
+    by_url = {asset.cdn_url: asset for asset in VENDORED}
+
+    def script(match: re.Match[str]) -> str:
+        asset = by_url.get(match.group("url"))
+        if asset is None:
+            return match.group(0)
+        return f'<script src="{VENDOR_DIR}/{asset.path}"{_sri(match.group(0), asset)}></script>'
+
+    def link(match: re.Match[str]) -> str:
+        asset = by_url.get(match.group("url"))
+        if asset is None or "stylesheet" not in match.group(0).lower():
+            return match.group(0)
+        return (
+            f'<link rel="stylesheet" href="{VENDOR_DIR}/{asset.path}"{_sri(match.group(0), asset)}>'
+        )
+
+    text = _LINK_TAG.sub(link, _SCRIPT_TAG.sub(script, index_html))
+    remote = [m.group("url") for m in _SCRIPT_TAG.finditer(text)]
+    remote += [
+        m.group("url") for m in _LINK_TAG.finditer(text) if "stylesheet" in m.group(0).lower()
+    ]
+    if remote:
+        raise UsageError(
+            f"asv's index.html loads {remote[0]}, which jaxbench has no offline copy of; "
+            + _FIX_ASSETS
+        )
+    anchor = _ASV_NAV_ANCHOR.search(text)
+    if anchor is None:
+        raise UsageError(
+            "asv's index.html has no 'nav-li-regressions' item to put the jaxbench link "
+            "after; " + _FIX_ASSETS
+        )
+    nav = (
+        f'\n\t<li id="{NAV_LINK_ID}"><a href="{REGRESSIONS_PAGE}">'
+        "Regressions by kind (jaxbench)</a></li>"
+    )
+    return text[: anchor.end()] + nav + text[anchor.end() :]
+
+
+def _sri(tag: str, asset: VendoredAsset) -> str:
+    """The integrity attributes to keep for ``asset`` (none unless byte-identical)."""
+    found = _INTEGRITY.search(tag)
+    if not asset.same_bytes or found is None:
+        return ""
+    return f' integrity="{found.group("hash")}" crossorigin="anonymous"'
+
+
+# ---------------------------------------------------------------------------
+# The regressions page
+
+
+@dataclass(frozen=True)
+class KindSection:
+    """A section of the regressions page: one benchmark kind."""
+
+    kind: Kind
+    anchor: str
+    title: str
+    explanation: str
+
+
+#: Sections in page order: what a reviewer should read first comes first.
+KIND_SECTIONS: tuple[KindSection, ...] = (
+    KindSection(
+        Kind.ACCURACY,
+        "accuracy",
+        "Correctness",
+        "Error against the NumPy reference went up (tolerance used > 1 fails).",
+    ),
+    KindSection(
+        Kind.COMPILE,
+        "compile",
+        "First call",
+        "Trace, lower, compile or first-execute time of a fresh specialization.",
+    ),
+    KindSection(
+        Kind.WORK,
+        "work",
+        "Work",
+        "XLA cost and memory analysis and HLO op counts: exact figures, any "
+        "lasting increase is listed.",
+    ),
+    KindSection(
+        Kind.TIME, "time", "Warm time", "Synchronized warm calls (noisy: check the graph)."
+    ),
+    KindSection(Kind.MEMORY, "memory", "Memory", "Process peak memory."),
+    KindSection(Kind.OTHER, "other", "Other", "Benchmarks outside the naming contract."),
+)
+
+
+@dataclass(frozen=True)
+class EnvSummary:
+    """What the history holds for one machine and environment."""
+
+    machine: str
+    env_name: str
+    commits: int
+    benchmarks: int
+    series: int
+    failed_points: int
+    first_date: int
+    last_date: int
+
+
+def summarize(history: History) -> tuple[EnvSummary, ...]:
+    """One :class:`EnvSummary` per (machine, environment), sorted by them."""
+    groups: dict[tuple[str, str], list[int]] = {}
+    commits: dict[tuple[str, str], set[str]] = {}
+    benches: dict[tuple[str, str], set[str]] = {}
+    series: dict[tuple[str, str], set[object]] = {}
+    failed: dict[tuple[str, str], int] = {}
+    for point in history.points:
+        env = (point.key.machine, point.key.env_name)
+        groups.setdefault(env, []).append(point.date)
+        commits.setdefault(env, set()).add(point.commit)
+        benches.setdefault(env, set()).add(point.key.benchmark)
+        series.setdefault(env, set()).add(point.key)
+        failed[env] = failed.get(env, 0) + (point.value is None)
+    return tuple(
+        EnvSummary(
+            machine=env[0],
+            env_name=env[1],
+            commits=len(commits[env]),
+            benchmarks=len(benches[env]),
+            series=len(series[env]),
+            failed_points=failed[env],
+            first_date=min(dates),
+            last_date=max(dates),
+        )
+        for env, dates in sorted(groups.items())
+    )
+
+
+def _encode(text: str) -> str:
+    """JavaScript's ``encodeURIComponent``, which asv's ``parse_hash_string`` undoes."""
+    return quote(text, safe="-_.!~*'()")
+
+
+def graph_url(
+    regression: Regression,
+    *,
+    env_params: Mapping[str, str],
+    param_names: Sequence[str],
+    hash_length: int = 8,
+    index: str = "../index.html",
+) -> str:
+    """The asv graph of ``regression``'s series, with the step's commits highlighted.
+
+    The format is asv's own (``format_hash_string`` in ``www/asv.js``):
+    ``index#<benchmark>?<env param>=<value>&...&p-<param name>=<value>&commits=<a>-<b>``.
+    ``env_params`` are the ``params`` of a result file of that machine and
+    environment (machine, python, requirements ...), which asv's graph page
+    uses as filters; ``param_names`` the benchmark's ``param_names`` from
+    ``benchmarks.json``.
+    """
+    key = regression.key
+    pairs: list[tuple[str, str]] = sorted(env_params.items())
+    pairs += [(f"p-{name}", value) for name, value in zip(param_names, key.params, strict=False)]
+    bad = regression.bad_commit[:hash_length]
+    good = regression.good_commit[:hash_length] if regression.good_commit else None
+    pairs.append(("commits", f"{good}-{bad}" if good else bad))
+    query = "&".join(f"{_encode(name)}={_encode(value)}" for name, value in pairs)
+    return f"{index}#{_encode(key.benchmark)}?{query}"
+
+
+_BINARY = (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10))
+_SECONDS = (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9))
+
+
+def format_value(value: float, unit: str) -> str:
+    """``value`` with a readable unit: seconds scaled to ms/µs/ns, bytes to KiB/MiB/GiB."""
+    if unit == "seconds":
+        for name, scale in _SECONDS:
+            if abs(value) >= scale or name == "ns":
+                return f"{value / scale:.3g} {name}"
+    if unit == "bytes":
+        for name, scale in _BINARY:
+            if abs(value) >= scale:
+                return f"{value / scale:.3g} {name}"
+        return f"{value:.0f} B"
+    suffix = f" {unit}" if unit and unit != "unitless" else ""
+    return f"{value:.4g}{suffix}"
+
+
+def _date(ms: int) -> str:
+    stamp = datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.UTC)
+    return stamp.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _esc(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _row(
+    regression: Regression,
+    *,
+    env_params: Mapping[tuple[str, str], Mapping[str, str]],
+    param_names: Mapping[str, Sequence[str]],
+    hash_length: int,
+) -> str:
+    key = regression.key
+    url = graph_url(
+        regression,
+        env_params=env_params.get((key.machine, key.env_name), {"machine": key.machine}),
+        param_names=param_names.get(key.benchmark, ()),
+        hash_length=hash_length,
+    )
+    names = param_names.get(key.benchmark, ())
+    if len(names) == len(key.params):
+        shown = [f"{name}={value}" for name, value in zip(names, key.params, strict=True)]
+    else:
+        shown = list(key.params)
+    bad = regression.bad_commit[:hash_length]
+    good = regression.good_commit[:hash_length] if regression.good_commit else ""
+    failing = key.benchmark.rsplit(".", 1)[-1] == TOLERANCE_TRACK and regression.after > 1.0
+    flag = ' <span class="flag">outside tolerance</span>' if failing else ""
+    return (
+        f'<tr class="regression" data-commit="{_esc(regression.bad_commit)}">'
+        f'<td class="bench"><a href="{_esc(url)}">{_esc(key.benchmark)}</a>{flag}</td>'
+        f"<td>{_esc(', '.join(shown))}</td>"
+        f'<td>{_esc(key.machine)}<br><span class="env">{_esc(key.env_name)}</span></td>'
+        f'<td class="commit">{_esc(good + ".." if good else "")}{_esc(bad)}</td>'
+        f'<td class="date">{_esc(_date(regression.date))}</td>'
+        f'<td class="num">{_esc(format_value(regression.before, regression.unit))}</td>'
+        f'<td class="num">{_esc(format_value(regression.after, regression.unit))}</td>'
+        f'<td class="num ratio">{_esc(_ratio(regression.ratio))}</td>'
+        "</tr>"
+    )
+
+
+_TIMES = "\N{MULTIPLICATION SIGN}"
+
+
+def _ratio(ratio: float) -> str:
+    if ratio == float("inf"):
+        return "from 0"
+    return f"{_TIMES}{ratio:.3g} ({(ratio - 1) * 100:+.1f} %)"
+
+
+_TABLE_HEAD = (
+    "<thead><tr><th>Benchmark</th><th>Parameters</th><th>Machine / environment</th>"
+    '<th>Commits (good..bad)</th><th>Date</th><th class="num">Before</th>'
+    '<th class="num">After</th><th class="num">Ratio</th></tr></thead>'
+)
+
+
+def _summary_table(summaries: Sequence[EnvSummary]) -> str:
+    rows = "".join(
+        "<tr>"
+        f'<td>{_esc(s.machine)}</td><td class="env">{_esc(s.env_name)}</td>'
+        f'<td class="num">{s.commits}</td><td class="num">{s.benchmarks}</td>'
+        f'<td class="num">{s.series}</td><td class="num">{s.failed_points}</td>'
+        f'<td class="date">{_esc(_date(s.first_date))}</td>'
+        f'<td class="date">{_esc(_date(s.last_date))}</td>'
+        "</tr>"
+        for s in summaries
+    )
+    return (
+        '<table class="summary"><thead><tr><th>Machine</th><th>Environment</th>'
+        '<th class="num">Commits</th><th class="num">Benchmarks</th>'
+        '<th class="num">Series</th><th class="num">Failed points</th>'
+        "<th>First commit</th><th>Last commit</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table>"
+    )
+
+
+def render_regressions_page(
+    regressions: Sequence[Regression],
+    summaries: Sequence[EnvSummary],
+    *,
+    env_params: Mapping[tuple[str, str], Mapping[str, str]],
+    param_names: Mapping[str, Sequence[str]],
+    project: str = "project",
+    hash_length: int = 8,
+    warnings: Sequence[str] = (),
+) -> str:
+    """The regressions page (``jaxbench/regressions.html``) as HTML text.
+
+    ``regressions`` as :func:`~jaxbench.detect.find_regressions` returns them
+    (newest first; that order is kept inside each kind's section);
+    ``env_params`` maps (machine, env_name) to the result-file ``params`` used
+    in graph links; ``param_names`` maps a benchmark to its parameter names;
+    ``warnings`` are the results reader's, shown at the bottom.
+    """
+    by_kind: dict[Kind, list[Regression]] = {}
+    for regression in regressions:
+        by_kind.setdefault(regression.kind, []).append(regression)
+    toc = "".join(
+        f'<li><a href="#{sec.anchor}">{_esc(sec.title)}</a> '
+        f'<span class="count">{len(by_kind.get(sec.kind, []))}</span></li>'
+        for sec in KIND_SECTIONS
+    )
+    sections: list[str] = []
+    for sec in KIND_SECTIONS:
+        found = by_kind.get(sec.kind, [])
+        if found:
+            rows = "".join(
+                _row(r, env_params=env_params, param_names=param_names, hash_length=hash_length)
+                for r in found
+            )
+            body = f'<table class="regressions">{_TABLE_HEAD}<tbody>{rows}</tbody></table>'
+        else:
+            body = '<p class="none">None flagged.</p>'
+        sections.append(
+            f'<section id="{sec.anchor}" class="kind kind-{sec.anchor}">'
+            f'<h2>{_esc(sec.title)} <span class="count">{len(found)}</span></h2>'
+            f'<p class="explain">{_esc(sec.explanation)}</p>{body}</section>'
+        )
+    notes = ""
+    if warnings:
+        items = "".join(f"<li>{_esc(w)}</li>" for w in warnings)
+        notes = (
+            f'<section id="warnings"><h2>Results warnings <span class="count">'
+            f"{len(warnings)}</span></h2><ul>{items}</ul></section>"
+        )
+    title = f"{_esc(project)}: regressions by kind"
+    return (
+        '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'self\'">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f'<title>{title}</title>\n<link rel="stylesheet" href="jaxbench.css">\n'
+        "</head>\n<body>\n"
+        '<nav><a href="../index.html">← asv history</a> · '
+        '<a href="../index.html#/regressions">asv\'s regressions list</a></nav>\n'
+        f"<h1>{title}</h1>\n"
+        f'<p class="lede">{len(regressions)} regression(s) still present at the newest '
+        "commit of their series. Each benchmark links to its asv graph with the step's "
+        "commits highlighted.</p>\n"
+        f'<ul class="toc">{toc}</ul>\n'
+        + "\n".join(sections)
+        + f'\n<section id="environments"><h2>History</h2>{_summary_table(summaries)}</section>\n'
+        + notes
+        + "\n</body>\n</html>\n"
+    )
