@@ -1,0 +1,461 @@
+"""asv benchmarks for JAX workloads, written by one call.
+
+A suite author writes only the workload::
+
+    # benchmarks/my_suite.py
+    from jaxbench.asvsuite import jax_suite
+
+    Predict, PredictFigures = jax_suite("Predict", "predict", params={"rows": [64, 96]})
+
+or, for a workload of their own, ``jax_suite("Model", make_workload, params=...)``
+where ``make_workload(**params)`` returns a :class:`jaxbench.workloads.Workload`.
+
+``Predict`` (timed; a ``setup``) gets:
+
+* ``time_warm``: the warm call, each timed call ending in
+  ``jax.block_until_ready`` on the whole output pytree;
+* ``peakmem_call``: the process's peak memory around the call.
+
+Its ``setup`` places the inputs, waits for them, compiles, checks the answer
+against the NumPy reference and warms up **once per process and parameter
+set** (a module-level cache), so asv_runner >= 0.3, which re-runs setup before
+every timed call, pays a dictionary lookup, not a compile. A wrong answer, a
+non-finite output or a wrong shape raises in setup: asv records a failure,
+never a time. Setup and teardown also fail the benchmark if jax compiled
+anything since the warm-up (a recompilation during warm samples).
+
+``PredictFigures`` (no jax in its processes) gets ``track_*`` benchmarks:
+first call and its AOT stages, ``max_abs_error`` and ``tolerance_used``, and
+XLA's cost and memory analysis and HLO op counts (``track_work_*``). They are
+computed once per asv run in ``setup_cache``, each from a fresh
+specialization, and looked up by cheap processes that never import jax.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from jaxbench.errors import JaxbenchError
+
+__all__ = ["Figures", "jax_suite"]
+
+WorkloadFactory = Callable[..., Any]
+
+#: Classes made by :func:`jax_suite` in this process: name -> (factory, params).
+_REGISTRY: dict[str, tuple[WorkloadFactory | str, dict[str, list[Any]]]] = {}
+
+#: Prepared workloads of this process, by (suite, params).
+_PREPARED: dict[tuple[str, tuple[Any, ...]], Any] = {}
+
+#: Benchmark format version: bump when what a benchmark measures changes.
+VERSION = "1"
+
+#: Calls per timed sample. asv_runner >= 0.3 re-runs setup (a cache lookup
+#: here) between the calls and times each; 0.2 runs them back to back. Either
+#: way the calls follow each other closely, as in a bare loop: a lone call
+#: after an idle gap wakes XLA's worker threads and measures that instead.
+NUMBER = 50
+#: Samples per asv round: fixed, so recorded samples split back into rounds.
+REPEAT = 30
+#: Rounds = processes per benchmark: a warm call's speed varies between
+#: processes more than within one, so several processes are measured.
+ROUNDS = 4
+
+
+@dataclass(frozen=True)
+class Figures:
+    """What the figures process measured for one suite and parameter set."""
+
+    first_call: dict[str, float] = field(default_factory=dict)
+    accuracy: dict[str, float] = field(default_factory=dict)
+    work: dict[str, float | None] = field(default_factory=dict)
+    work_backend: str = ""
+    #: Why the time figures may not count (a wrong answer), or "" if they do.
+    failure: str = ""
+    #: Why nothing could be measured (e.g. too few devices), or "".
+    skip: str = ""
+
+
+# --- workload resolution (imports jax only when called) -----------------------
+
+
+def _make_workload(
+    factory: WorkloadFactory | str, params: Sequence[Any], names: Sequence[str]
+) -> Any:
+    kwargs = dict(zip(names, params, strict=True))
+    if isinstance(factory, str):
+        from jaxbench import workloads
+
+        return workloads.get(factory, **kwargs)
+    return factory(**kwargs)
+
+
+def _skip(reason: str) -> NotImplementedError:
+    return NotImplementedError(reason)
+
+
+@dataclass
+class _Prepared:
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+    compiles_at_ready: int
+    #: ``jax.block_until_ready``, bound once so the timed call does no import.
+    block: Callable[[Any], Any]
+
+
+def _compile_count() -> int:
+    from jaxbench import timing
+
+    return timing._compiles
+
+
+def _prepare(suite: str, params: tuple[Any, ...]) -> _Prepared:
+    """Place, compile, check and warm up once per process and parameter set."""
+    key = (suite, params)
+    cached = _PREPARED.get(key)
+    if isinstance(cached, BaseException):
+        raise cached
+    if cached is not None:
+        return cached  # type: ignore[no-any-return]
+    try:
+        prepared = _prepare_uncached(suite, params)
+    except BaseException as exc:
+        _PREPARED[key] = exc
+        raise
+    _PREPARED[key] = prepared
+    return prepared
+
+
+def _prepare_uncached(suite: str, params: tuple[Any, ...]) -> _Prepared:
+    import jax
+
+    from jaxbench import reference, timing
+    from jaxbench.errors import WorkloadError
+    from jaxbench.protocol import host_result
+
+    factory, param_map = _REGISTRY[suite]
+    try:
+        workload = _make_workload(factory, params, list(param_map))
+        placed = timing.place(workload)
+    except WorkloadError as exc:
+        raise _skip(str(exc)) from None
+    jitted = jax.jit(workload.fn)
+    output = jitted(*placed.args)
+    jax.block_until_ready(output)
+    reference.check(
+        workload.label,
+        host_result(output),
+        workload.reference(*placed.host_args),
+        atol=workload.atol,
+        rtol=workload.rtol,
+        dtype=workload.dtype,
+    )
+    for _ in range(3):  # warm-up: the steady state, not the first calls
+        jax.block_until_ready(jitted(*placed.args))
+    timing._ensure_listener()
+    return _Prepared(
+        fn=jitted,
+        args=placed.args,
+        compiles_at_ready=_compile_count(),
+        block=jax.block_until_ready,
+    )
+
+
+def _check_no_recompile(prepared: _Prepared, suite: str) -> None:
+    compiled = _compile_count() - prepared.compiles_at_ready
+    if compiled:
+        from jaxbench.errors import WorkloadError
+
+        prepared.compiles_at_ready = _compile_count()
+        raise WorkloadError(
+            f"{suite}: jax compiled {compiled} time(s) during warm samples; "
+            "keep shapes, dtypes and static arguments fixed between calls"
+        )
+
+
+# --- the figures process --------------------------------------------------------
+
+
+def _figures_for(suite: str, params: tuple[Any, ...]) -> Figures:
+    from jaxbench import hlo_store, reference, timing, xla_analysis
+    from jaxbench.errors import ReferenceMismatch, WorkloadError
+    from jaxbench.protocol import host_result
+
+    factory, param_map = _REGISTRY[suite]
+    try:
+        workload = _make_workload(factory, params, list(param_map))
+        placed = timing.place(workload)
+    except WorkloadError as exc:
+        return Figures(skip=str(exc))
+    stages, _jitted, compiled, output = timing.first_call(workload.fn, placed.args)
+    first = {
+        "first_call": stages.total,
+        "trace": stages.trace,
+        "lower": stages.lower,
+        "compile": stages.compile,
+        "first_execute": stages.first_execute,
+    }
+    work = xla_analysis.work_figures(compiled)
+    work_values: dict[str, float | None] = {
+        "flops": work.flops,
+        "transcendentals": work.transcendentals,
+        "bytes_accessed": work.bytes_accessed,
+        "peak_memory_bytes": work.peak_memory_bytes,
+        "temp_bytes": work.temp_bytes,
+        "argument_bytes": work.argument_bytes,
+        "output_bytes": work.output_bytes,
+        "hlo_ops": float(work.hlo_ops),
+        "hlo_fusions": float(work.hlo_fusions),
+    }
+    benchmark_prefix = f"{_REGISTRY_MODULES.get(suite, '')}{suite}Figures"
+    try:
+        hlo_store.save_hlo(
+            benchmark_prefix,
+            tuple(str(p) for p in params),
+            xla_analysis.hlo_text(compiled),
+            environ=os.environ,
+        )
+    except JaxbenchError as exc:  # the figures still count; only the HLO is not kept
+        print(f"jaxbench: HLO not kept: {exc}", file=sys.stderr)
+    failure = ""
+    try:
+        accuracy = reference.measure(
+            workload.label,
+            host_result(output),
+            workload.reference(*placed.host_args),
+            atol=workload.atol,
+            rtol=workload.rtol,
+            dtype=workload.dtype,
+        )
+    except ReferenceMismatch as exc:
+        return Figures(work=work_values, failure=str(exc), work_backend=placed.platform)
+    if accuracy.tolerance_used > 1.0:
+        failure = (
+            f"{workload.label}: max abs error {accuracy.max_abs_error:.3g} exceeds the "
+            f"tolerance (atol={workload.atol:g}, rtol={workload.rtol:g}); "
+            "times of a wrong answer do not count"
+        )
+    return Figures(
+        first_call=first,
+        accuracy={
+            "max_abs_error": accuracy.max_abs_error,
+            "tolerance_used": accuracy.tolerance_used,
+        },
+        work=work_values,
+        work_backend=placed.platform,
+        failure=failure,
+    )
+
+
+_REGISTRY_MODULES: dict[str, str] = {}
+
+
+def _all_figures() -> dict[tuple[str, tuple[Any, ...]], Figures | str]:
+    """Figures for every parameter set of every suite registered in this process."""
+    import itertools
+
+    _prime_jax()
+    out: dict[tuple[str, tuple[Any, ...]], Figures | str] = {}
+    for suite, (_factory, param_map) in _REGISTRY.items():
+        combos = itertools.product(*param_map.values()) if param_map else [()]
+        for combo in combos:
+            try:
+                out[(suite, tuple(combo))] = _figures_for(suite, tuple(combo))
+            except (JaxbenchError, ValueError, TypeError, RuntimeError) as exc:
+                out[(suite, tuple(combo))] = f"{type(exc).__name__}: {exc}"
+    return out
+
+
+def _prime_jax() -> None:
+    """Pay jax's once-per-process start-up (backend, MLIR context) before any
+    first call is timed, so that every workload's first call is comparable."""
+    import jax
+    import jax.numpy as jnp
+
+    jax.block_until_ready(jax.jit(lambda v: v + 1)(jnp.zeros((3,), jnp.int32)))
+
+
+def _lookup(cache: Mapping[Any, Figures | str], suite: str, params: tuple[Any, ...]) -> Figures:
+    found = cache.get((suite, params))
+    if found is None:  # a suite from another benchmark module: measure it here
+        found = _figures_for(suite, params)
+    if isinstance(found, str):
+        raise RuntimeError(found)
+    if found.skip:
+        raise _skip(found.skip)
+    return found
+
+
+def _skip_figure(reason: str) -> BaseException:
+    try:
+        from asv_runner.benchmarks.mark import SkipNotImplemented
+    except ImportError:  # pragma: no cover - outside asv
+        return NotImplementedError(reason)
+    return SkipNotImplemented(reason)  # type: ignore[no-any-return]
+
+
+# --- the factory ------------------------------------------------------------------
+
+
+def jax_suite(
+    name: str,
+    workload: WorkloadFactory | str,
+    *,
+    params: Mapping[str, Sequence[Any]] | None = None,
+) -> tuple[type, type]:
+    """Make the timed class and the figures class of one workload.
+
+    ``workload`` is a workload name from :mod:`jaxbench.workloads` or a
+    callable taking the parameters as keywords and returning a Workload.
+    Assign both classes at module level so asv discovers them.
+    """
+    if not name.isidentifier():
+        raise ValueError(f"suite name must be a Python identifier, got {name!r}")
+    param_map = {k: list(v) for k, v in (params or {}).items()}
+    _REGISTRY[name] = (workload, param_map)
+    module = sys._getframe(1).f_globals.get("__name__", __name__)
+    _REGISTRY_MODULES[name] = f"{module}."
+    asv_params = list(param_map.values())
+    asv_names = list(param_map)
+    suite = name
+
+    class Timed:
+        params = asv_params
+        param_names = asv_names
+        version = f"{VERSION}:{suite}"
+        number = NUMBER
+        repeat = REPEAT
+        rounds = ROUNDS
+        warmup_time = 0.05
+        timeout = 180.0
+
+        def setup(self, *p: Any) -> None:
+            self._prepared = _prepare(suite, tuple(p))
+            _check_no_recompile(self._prepared, suite)
+            self._fn = self._prepared.fn
+            self._args = self._prepared.args
+            self._block = self._prepared.block
+
+        def teardown(self, *p: Any) -> None:
+            prepared = _PREPARED.get((suite, tuple(p)))
+            if isinstance(prepared, _Prepared):
+                _check_no_recompile(prepared, suite)
+
+        def time_warm(self, *p: Any) -> None:
+            self._block(self._fn(*self._args))
+
+        def peakmem_call(self, *p: Any) -> None:
+            self._block(self._fn(*self._args))
+
+    class FiguresSuite:
+        params = asv_params
+        param_names = asv_names
+        version = f"{VERSION}:{suite}"
+        timeout = 300.0
+
+        def setup_cache(self) -> dict[tuple[str, tuple[Any, ...]], Figures | str]:
+            return _all_figures()
+
+        def setup(self, cache: Mapping[Any, Figures | str], *p: Any) -> None:
+            self._figures = _lookup(cache, suite, tuple(p))
+
+        def _first(self, stage: str) -> float:
+            if self._figures.failure:
+                raise _wrong_answer(self._figures.failure)
+            return self._figures.first_call[stage]
+
+        def _work(self, figure: str) -> float:
+            value = self._figures.work.get(figure)
+            if value is None:
+                backend = self._figures.work_backend or "this backend"
+                raise _skip_figure(f"{figure} is not reported by XLA on {backend}")
+            return value
+
+        def track_first_call_seconds(self, _c: Any, *p: Any) -> float:
+            return self._first("first_call")
+
+        def track_trace_seconds(self, _c: Any, *p: Any) -> float:
+            return self._first("trace")
+
+        def track_lower_seconds(self, _c: Any, *p: Any) -> float:
+            return self._first("lower")
+
+        def track_compile_seconds(self, _c: Any, *p: Any) -> float:
+            return self._first("compile")
+
+        def track_first_execute_seconds(self, _c: Any, *p: Any) -> float:
+            return self._first("first_execute")
+
+        def track_max_abs_error(self, _c: Any, *p: Any) -> float:
+            if not self._figures.accuracy:
+                raise _wrong_answer(self._figures.failure)
+            return self._figures.accuracy["max_abs_error"]
+
+        def track_tolerance_used(self, _c: Any, *p: Any) -> float:
+            if not self._figures.accuracy:
+                raise _wrong_answer(self._figures.failure)
+            return self._figures.accuracy["tolerance_used"]
+
+        def track_work_flops(self, _c: Any, *p: Any) -> float:
+            return self._work("flops")
+
+        def track_work_transcendentals(self, _c: Any, *p: Any) -> float:
+            return self._work("transcendentals")
+
+        def track_work_bytes_accessed(self, _c: Any, *p: Any) -> float:
+            return self._work("bytes_accessed")
+
+        def track_work_peak_memory_bytes(self, _c: Any, *p: Any) -> float:
+            return self._work("peak_memory_bytes")
+
+        def track_work_temp_bytes(self, _c: Any, *p: Any) -> float:
+            return self._work("temp_bytes")
+
+        def track_work_argument_bytes(self, _c: Any, *p: Any) -> float:
+            return self._work("argument_bytes")
+
+        def track_work_output_bytes(self, _c: Any, *p: Any) -> float:
+            return self._work("output_bytes")
+
+        def track_work_hlo_ops(self, _c: Any, *p: Any) -> float:
+            return self._work("hlo_ops")
+
+        def track_work_hlo_fusions(self, _c: Any, *p: Any) -> float:
+            return self._work("hlo_fusions")
+
+    _units(FiguresSuite)
+    for cls, cls_name in ((Timed, name), (FiguresSuite, f"{name}Figures")):
+        cls.__name__ = cls_name
+        cls.__qualname__ = cls_name
+        cls.__module__ = module
+    return Timed, FiguresSuite
+
+
+def _wrong_answer(message: str) -> BaseException:
+    from jaxbench.errors import ReferenceMismatch
+
+    return ReferenceMismatch(message or "no accuracy figures were measured")
+
+
+_UNITS = {
+    "seconds": "seconds",
+    "max_abs_error": "abs error",
+    "tolerance_used": "fraction of tolerance",
+    "flops": "flops",
+    "transcendentals": "ops",
+    "bytes": "bytes",
+    "hlo_ops": "ops",
+    "hlo_fusions": "fusions",
+}
+
+
+def _units(cls: type) -> None:
+    for attr, method in list(vars(cls).items()):
+        if not attr.startswith("track_"):
+            continue
+        unit = next((u for key, u in _UNITS.items() if attr.endswith(key)), "unit")
+        method.unit = unit
