@@ -24,11 +24,17 @@ non-finite output or a wrong shape raises in setup: asv records a failure,
 never a time. Setup and teardown also fail the benchmark if jax compiled
 anything since the warm-up (a recompilation during warm samples).
 
-``PredictFigures`` (no jax in its processes) gets ``track_*`` benchmarks:
+``PredictFigures`` gets ``track_*`` benchmarks:
 first call and its AOT stages, ``max_abs_error`` and ``tolerance_used``, and
 XLA's cost and memory analysis and HLO op counts (``track_work_*``). They are
 computed once per asv run in ``setup_cache``, each from a fresh
-specialization, and looked up by cheap processes that never import jax.
+specialization, and looked up by cheap processes that never start jax.
+
+This module imports jax (not its backend) at import time, on purpose: with
+asv's ``forkserver`` launch method the server imports the benchmark modules
+once and forks a child per benchmark, so each child skips jax's import (about
+a second) and starts the backend itself. Importing jax starts no thread and no
+backend, so forking after it is safe.
 """
 
 from __future__ import annotations
@@ -38,6 +44,8 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import jax  # pre-imported by asv's forkserver; see the module docstring
 
 from jaxbench.errors import JaxbenchError
 
@@ -131,8 +139,6 @@ def _prepare(suite: str, params: tuple[Any, ...]) -> _Prepared:
 
 
 def _prepare_uncached(suite: str, params: tuple[Any, ...]) -> _Prepared:
-    import jax
-
     from jaxbench import reference, timing
     from jaxbench.errors import WorkloadError
     from jaxbench.protocol import host_result
@@ -273,7 +279,6 @@ def _all_figures() -> dict[tuple[str, tuple[Any, ...]], Figures | str]:
 def _prime_jax() -> None:
     """Pay jax's once-per-process start-up (backend, MLIR context) before any
     first call is timed, so that every workload's first call is comparable."""
-    import jax
     import jax.numpy as jnp
 
     jax.block_until_ready(jax.jit(lambda v: v + 1)(jnp.zeros((3,), jnp.int32)))
