@@ -1,0 +1,192 @@
+"""How faithful is the asv suite's warm time? One run, three ways, side by side.
+
+For the lesson's predict (64 x 32 @ 32 x 16, tanh) it measures the warm
+median
+
+1. with a bare synchronized ``perf_counter`` loop (fresh processes, each
+   call followed by ``jax.block_until_ready``; median of single calls);
+2. with this project's asv suite (``benchmarks/workloads.py``,
+   ``Predict.time_warm``, made by ``jaxbench.asvsuite.jax_suite``);
+3. with a plain asv benchmark written without the helper (setup places,
+   jits and warms up; ``time_predict`` calls and blocks),
+
+interleaved over ``--trials`` trials, and prints each one's ratio to the bare
+loop. Both asv runs use ``asv run --python=same`` in this environment, with
+the same rounds. Then it times one commit's full suite in this existing
+environment (``--python=same``).
+
+Run: ``.venv/bin/python bench/bench_fidelity.py [--trials 3]``.
+Absolute times depend on the machine; the ratios are the result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+BARE = r"""
+import statistics, sys, time
+import jax, jax.numpy as jnp, numpy as np
+rng = np.random.default_rng(4)
+x = jax.device_put(rng.normal(size=(64, 32)).astype(np.float32))
+w = jax.device_put(rng.normal(size=(32, 16)).astype(np.float32))
+jax.block_until_ready((x, w))
+f = jax.jit(lambda x, w: jnp.tanh(x @ w))
+for _ in range(200):
+    jax.block_until_ready(f(x, w))
+samples = []
+for _ in range(int(sys.argv[1])):
+    start = time.perf_counter()
+    jax.block_until_ready(f(x, w))
+    samples.append(time.perf_counter() - start)
+print(statistics.median(samples))
+"""
+
+PLAIN = """
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+class PlainPredict:
+    rounds = {rounds}
+
+    def setup(self):
+        rng = np.random.default_rng(4)
+        self.x = jax.device_put(rng.normal(size=(64, 32)).astype(np.float32))
+        self.w = jax.device_put(rng.normal(size=(32, 16)).astype(np.float32))
+        jax.block_until_ready((self.x, self.w))
+        self.f = jax.jit(lambda x, w: jnp.tanh(x @ w))
+        jax.block_until_ready(self.f(self.x, self.w))
+
+    def time_predict(self):
+        jax.block_until_ready(self.f(self.x, self.w))
+"""
+
+
+def bare(processes: int, calls: int) -> float:
+    medians = [
+        float(subprocess.check_output([sys.executable, "-c", BARE, str(calls)], text=True))
+        for _ in range(processes)
+    ]
+    return statistics.median(medians)
+
+
+def asv_conf(tmp: Path, bench_dir: Path) -> Path:
+    conf = {
+        "version": 1,
+        "project": "jaxbench",
+        "repo": str(ROOT),
+        "branches": ["HEAD"],
+        "environment_type": "existing",
+        "benchmark_dir": str(bench_dir),
+        "results_dir": str(tmp / "results"),
+        "html_dir": str(tmp / "html"),
+        "launch_method": "forkserver",
+    }
+    path = tmp / "asv.conf.json"
+    path.write_text(json.dumps(conf))
+    return path
+
+
+def asv_value(conf: Path, bench: str, machine: str) -> tuple[float, float]:
+    """Run one benchmark with asv in this environment; (value, wall seconds)."""
+    head = subprocess.check_output(["git", "-C", str(ROOT), "rev-parse", "HEAD"], text=True).strip()
+    results = conf.parent / "results"
+    shutil.rmtree(results, ignore_errors=True)
+    start = time.perf_counter()
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "asv",
+            "run",
+            "--config",
+            str(conf),
+            "--python=same",
+            "--set-commit-hash",
+            head,
+            "--machine",
+            machine,
+            "-b",
+            bench,
+            "--record-samples",
+        ],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    wall = time.perf_counter() - start
+    values = []
+    for path in (results / machine).glob("*.json"):
+        if path.name == "machine.json":
+            continue
+        data = json.loads(path.read_text())
+        for row in data["results"].values():
+            if row[0] is not None:
+                values.extend(v for v in row[0] if v is not None)
+    if not values:
+        raise SystemExit(f"asv recorded no value for {bench}")
+    return statistics.median(values), wall
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--trials", type=int, default=3)
+    parser.add_argument("--calls", type=int, default=3000, help="calls per bare process")
+    args = parser.parse_args()
+
+    sys.path.insert(0, str(ROOT / "src"))
+    from jaxbench.asvsuite import ROUNDS
+
+    env = dict(os.environ, JAXBENCH_MACHINE="fidelity")
+    os.environ.update(env)
+    machine = "fidelity"
+    subprocess.run(
+        [sys.executable, "-m", "asv", "machine", "--yes", "--machine", machine],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        plain_dir = tmp / "plain"
+        plain_dir.mkdir()
+        (plain_dir / "__init__.py").write_text("")
+        (plain_dir / "plain.py").write_text(PLAIN.format(rounds=ROUNDS))
+        suite_conf = asv_conf(tmp / "suite", ROOT / "benchmarks")
+        plain_conf = asv_conf(tmp / "plainrun", plain_dir)
+
+        rows = []
+        for trial in range(args.trials):
+            b = bare(ROUNDS, args.calls)
+            s, _ = asv_value(suite_conf, r"Predict\.time_warm", machine)
+            p, _ = asv_value(plain_conf, r"PlainPredict\.time_predict", machine)
+            rows.append((b, s, p))
+            print(
+                f"trial {trial + 1}: bare {b * 1e6:7.1f} us   suite {s * 1e6:7.1f} us   "
+                f"plain asv {p * 1e6:7.1f} us",
+                flush=True,
+            )
+        b, s, p = (statistics.median(col) for col in zip(*rows, strict=True))
+        print(f"\nmedian over {args.trials} trials (rounds={ROUNDS} processes each):")
+        print(f"  bare synchronized loop : {b * 1e6:7.1f} us  (1.00)")
+        print(f"  jaxbench suite (asv)   : {s * 1e6:7.1f} us  ({s / b:.2f} x bare)")
+        print(f"  plain asv benchmark    : {p * 1e6:7.1f} us  ({p / b:.2f} x bare)")
+
+        _, wall = asv_value(suite_conf, ".", machine)
+        print(f"\none commit's full suite, existing environment: {wall:.1f} s wall")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
