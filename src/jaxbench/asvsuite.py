@@ -138,21 +138,23 @@ def _prepare(suite: str, params: tuple[Any, ...]) -> _Prepared:
     return prepared
 
 
-def _prepare_uncached(suite: str, params: tuple[Any, ...]) -> _Prepared:
-    from jaxbench import reference, timing
-    from jaxbench.errors import WorkloadError
-    from jaxbench.protocol import host_result
+def _placed(suite: str, params: tuple[Any, ...]) -> tuple[Any, Any]:
+    """The suite's workload for these parameters, its inputs placed and ready.
+
+    Raises WorkloadError when it cannot be placed (e.g. too few devices).
+    """
+    from jaxbench import timing
 
     factory, param_map = _REGISTRY[suite]
-    try:
-        workload = _make_workload(factory, params, list(param_map))
-        placed = timing.place(workload)
-    except WorkloadError as exc:
-        raise _skip(str(exc)) from None
-    jitted = jax.jit(workload.fn)
-    output = jitted(*placed.args)
-    jax.block_until_ready(output)
-    reference.check(
+    workload = _make_workload(factory, params, list(param_map))
+    return workload, timing.place(workload)
+
+
+def _against_reference(compare: Callable[..., Any], workload: Any, placed: Any, output: Any) -> Any:
+    """``reference.check`` or ``reference.measure`` of an output, host-side."""
+    from jaxbench.protocol import host_result
+
+    return compare(
         workload.label,
         host_result(output),
         workload.reference(*placed.host_args),
@@ -160,6 +162,20 @@ def _prepare_uncached(suite: str, params: tuple[Any, ...]) -> _Prepared:
         rtol=workload.rtol,
         dtype=workload.dtype,
     )
+
+
+def _prepare_uncached(suite: str, params: tuple[Any, ...]) -> _Prepared:
+    from jaxbench import reference, timing
+    from jaxbench.errors import WorkloadError
+
+    try:
+        workload, placed = _placed(suite, params)
+    except WorkloadError as exc:
+        raise _skip(str(exc)) from None
+    jitted = jax.jit(workload.fn)
+    output = jitted(*placed.args)
+    jax.block_until_ready(output)
+    _against_reference(reference.check, workload, placed, output)
     for _ in range(3):  # warm-up: the steady state, not the first calls
         jax.block_until_ready(jitted(*placed.args))
     timing._ensure_listener()
@@ -189,12 +205,9 @@ def _check_no_recompile(prepared: _Prepared, suite: str) -> None:
 def _figures_for(suite: str, params: tuple[Any, ...]) -> Figures:
     from jaxbench import hlo_store, reference, timing, xla_analysis
     from jaxbench.errors import ReferenceMismatch, WorkloadError
-    from jaxbench.protocol import host_result
 
-    factory, param_map = _REGISTRY[suite]
     try:
-        workload = _make_workload(factory, params, list(param_map))
-        placed = timing.place(workload)
+        workload, placed = _placed(suite, params)
     except WorkloadError as exc:
         return Figures(skip=str(exc))
     stages, _jitted, compiled, output = timing.first_call(workload.fn, placed.args)
@@ -229,14 +242,7 @@ def _figures_for(suite: str, params: tuple[Any, ...]) -> Figures:
         print(f"jaxbench: HLO not kept: {exc}", file=sys.stderr)
     failure = ""
     try:
-        accuracy = reference.measure(
-            workload.label,
-            host_result(output),
-            workload.reference(*placed.host_args),
-            atol=workload.atol,
-            rtol=workload.rtol,
-            dtype=workload.dtype,
-        )
+        accuracy = _against_reference(reference.measure, workload, placed, output)
     except ReferenceMismatch as exc:
         return Figures(work=work_values, failure=str(exc), work_backend=placed.platform)
     if accuracy.tolerance_used > 1.0:
@@ -452,6 +458,7 @@ _UNITS = {
     "tolerance_used": "fraction of tolerance",
     "flops": "flops",
     "transcendentals": "ops",
+    "bytes_accessed": "bytes",
     "bytes": "bytes",
     "hlo_ops": "ops",
     "hlo_fusions": "fusions",
