@@ -10,19 +10,25 @@ A suite author writes only the workload::
 or, for a workload of their own, ``jax_suite("Model", make_workload, params=...)``
 where ``make_workload(**params)`` returns a :class:`jaxbench.workloads.Workload`.
 
-``Predict`` (timed; a ``setup``) gets:
+``Predict`` (timed) gets:
 
 * ``time_warm``: the warm call, each timed call ending in
-  ``jax.block_until_ready`` on the whole output pytree;
+  ``jax.block_until_ready`` on the whole output pytree; 50 calls per sample,
+  back to back, as in a real loop;
 * ``peakmem_call``: the process's peak memory around the call.
 
-Its ``setup`` places the inputs, waits for them, compiles, checks the answer
-against the NumPy reference and warms up **once per process and parameter
-set** (a module-level cache), so asv_runner >= 0.3, which re-runs setup before
-every timed call, pays a dictionary lookup, not a compile. A wrong answer, a
-non-finite output or a wrong shape raises in setup: asv records a failure,
-never a time. Setup and teardown also fail the benchmark if jax compiled
-anything since the warm-up (a recompilation during warm samples).
+Its first call in a process places the inputs, waits for them, compiles,
+checks the answer against the NumPy reference and warms up, **once per
+process and parameter set** (a module-level cache), inside asv's warm-up
+phase, which asv never records as a sample. It is deliberately not an asv
+``setup``: asv_runner >= 0.3 re-runs a ``setup`` before every timed call,
+and the idle gap that leaves between calls lets XLA's worker threads sleep,
+which the next call then measures (``bench/bench_fidelity.py``,
+``bench/bench_idle_gap.py``). Without setup hooks asv_runner 0.2 and 0.3 time
+the same way. A wrong answer, a non-finite output or a wrong shape raises in
+that first call: asv records a failure, never a time. ``teardown`` (run
+between samples) fails the benchmark if jax compiled anything since the
+warm-up: a recompilation during warm samples.
 
 ``PredictFigures`` gets ``track_*`` benchmarks:
 first call and its AOT stages, ``max_abs_error`` and ``tolerance_used``, and
@@ -62,10 +68,9 @@ _PREPARED: dict[tuple[str, tuple[Any, ...]], Any] = {}
 #: Benchmark format version: bump when what a benchmark measures changes.
 VERSION = "1"
 
-#: Calls per timed sample. asv_runner >= 0.3 re-runs setup (a cache lookup
-#: here) between the calls and times each; 0.2 runs them back to back. Either
-#: way the calls follow each other closely, as in a bare loop: a lone call
-#: after an idle gap wakes XLA's worker threads and measures that instead.
+#: Calls per timed sample, back to back (no setup hook runs between them).
+#: asv's median of 50-call means came closer to a bare synchronized loop's
+#: median than one call per sample did (bench/bench_fidelity.py).
 NUMBER = 50
 #: Samples per asv round: fixed, so recorded samples split back into rounds.
 REPEAT = 30
@@ -301,7 +306,8 @@ def _lookup(cache: Mapping[Any, Figures | str], suite: str, params: tuple[Any, .
     return found
 
 
-def _skip_figure(reason: str) -> BaseException:
+def _skip_now(reason: str) -> BaseException:
+    """Skip from inside a benchmark body (asv records NaN, not a failure)."""
     try:
         from asv_runner.benchmarks.mark import SkipNotImplemented
     except ImportError:  # pragma: no cover - outside asv
@@ -329,7 +335,8 @@ def jax_suite(
     param_map = {k: list(v) for k, v in (params or {}).items()}
     _REGISTRY[name] = (workload, param_map)
     module = sys._getframe(1).f_globals.get("__name__", __name__)
-    _REGISTRY_MODULES[name] = f"{module}."
+    # asv names benchmarks relative to the benchmark directory's package.
+    _REGISTRY_MODULES[name] = f"{module.split('.', 1)[-1]}."
     asv_params = list(param_map.values())
     asv_names = list(param_map)
     suite = name
@@ -343,23 +350,35 @@ def jax_suite(
         rounds = ROUNDS
         warmup_time = 0.05
         timeout = 180.0
+        # No ``setup``: asv_runner >= 0.3 re-runs a setup between every timed
+        # call, and the idle gap that leaves is measured (bench_fidelity.py).
+        # The first call in the process prepares instead, inside asv's
+        # warm-up, which is never a sample.
+        _bound: tuple[Any, ...] | None = None
 
-        def setup(self, *p: Any) -> None:
-            self._prepared = _prepare(suite, tuple(p))
-            _check_no_recompile(self._prepared, suite)
-            self._fn = self._prepared.fn
-            self._args = self._prepared.args
-            self._block = self._prepared.block
+        def _bind(self, p: tuple[Any, ...]) -> None:
+            try:
+                prepared = _prepare(suite, p)
+            except NotImplementedError as exc:
+                raise _skip_now(str(exc)) from None
+            self._prepared = prepared
+            self._fn = prepared.fn
+            self._args = prepared.args
+            self._block = prepared.block
+            self._bound = p
 
         def teardown(self, *p: Any) -> None:
-            prepared = _PREPARED.get((suite, tuple(p)))
-            if isinstance(prepared, _Prepared):
-                _check_no_recompile(prepared, suite)
+            if self._bound is not None:
+                _check_no_recompile(self._prepared, suite)
 
         def time_warm(self, *p: Any) -> None:
+            if self._bound != p:
+                self._bind(p)
             self._block(self._fn(*self._args))
 
         def peakmem_call(self, *p: Any) -> None:
+            if self._bound != p:
+                self._bind(p)
             self._block(self._fn(*self._args))
 
     class FiguresSuite:
@@ -383,7 +402,7 @@ def jax_suite(
             value = self._figures.work.get(figure)
             if value is None:
                 backend = self._figures.work_backend or "this backend"
-                raise _skip_figure(f"{figure} is not reported by XLA on {backend}")
+                raise _skip_now(f"{figure} is not reported by XLA on {backend}")
             return value
 
         def track_first_call_seconds(self, _c: Any, *p: Any) -> float:
