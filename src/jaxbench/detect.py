@@ -7,7 +7,8 @@ commit date (there is no git repository to linearize), this does what
 
 1. ``asv.step_detect.detect_steps(values, weights)`` fits a piecewise
    constant function (L1 Potts), with asv's weights ``2 / |ci_99_b - ci_99_a|``
-   (``asv._stats.get_weight``); failed points are missing data.
+   (``asv._stats.get_weight``); failed points are missing data and
+   skipped points (asv's NaN) are left out of the series.
 2. ``asv.step_detect.detect_regressions(steps, threshold)`` keeps the upward
    steps that are *still present*: those needed to explain why the latest
    value is worse than the best value seen before. A step that a later
@@ -278,7 +279,11 @@ def find_regressions(
     unless ``include_fixed``: see :func:`series_regressions`.
     """
     found: list[Regression] = []
-    for key, points in history.series().items():
+    for key, all_points in history.series().items():
+        # asv skipped these (NaN): not data, not failures; drop them from the series.
+        points = [p for p in all_points if not p.skipped]
+        if not points:
+            continue
         exact = kind_of(key.benchmark).exact
         default = EXACT_RELATIVE if exact else threshold
         found.extend(

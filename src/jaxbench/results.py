@@ -76,7 +76,15 @@ class SeriesKey:
 
 @dataclass(frozen=True)
 class Point:
-    """One series at one commit."""
+    """One series at one commit.
+
+    ``value`` is None when asv has no number: the benchmark *failed* (asv
+    wrote ``null``), or it was *skipped* (asv wrote ``NaN``: its setup raised
+    ``NotImplementedError``, or the parameter was not selected; see
+    ``asv.results`` "None if benchmark failed or NaN if it was skipped" and
+    ``asv_runner.run._run``). ``skipped`` tells the two apart; an infinite
+    value counts as failed.
+    """
 
     key: SeriesKey
     commit: str
@@ -88,6 +96,12 @@ class Point:
     number: int | None = None
     repeat: int | None = None
     unit: str = ""
+    skipped: bool = False
+
+    @property
+    def failed(self) -> bool:
+        """No value and not skipped: asv recorded a failure (or an infinite value)."""
+        return self.value is None and not self.skipped
 
 
 @dataclass(frozen=True)
@@ -96,6 +110,8 @@ class History:
 
     points: tuple[Point, ...]
     warnings: tuple[str, ...] = field(default=())
+    #: result files holding an infinite value (read as failed; asv publish hangs on them)
+    infinite_files: tuple[Path, ...] = field(default=())
 
     def series(self) -> dict[SeriesKey, list[Point]]:
         """Points grouped by series, each list sorted by (date, commit)."""
@@ -257,8 +273,8 @@ def _int_or_none(value: Any) -> int | None:
 
 def _read_result_file(
     path: Path, units: Mapping[str, str], machine: str | None
-) -> tuple[list[Point], list[str]]:
-    """Points of one result file, and the benchmarks with a NaN or infinite value."""
+) -> tuple[list[Point], list[tuple[str, bool]]]:
+    """Points of one result file, and (benchmark, skipped) of each NaN or infinite value."""
     data = _format2(_load_json(path), path)
     try:
         return _points_from_format2(data, path, units, machine)
@@ -270,7 +286,7 @@ def _read_result_file(
 
 def _points_from_format2(
     data: dict[str, Any], path: Path, units: Mapping[str, str], machine: str | None
-) -> tuple[list[Point], list[str]]:
+) -> tuple[list[Point], list[tuple[str, bool]]]:
     commit = data["commit_hash"]
     env_name = data["env_name"]
     date = data["date"]
@@ -299,7 +315,7 @@ def _points_from_format2(
         )
 
     points: list[Point] = []
-    non_finite: list[str] = []
+    non_finite: list[tuple[str, bool]] = []
     for bench, raw_row in results.items():
         if not isinstance(raw_row, list):
             raise ResultsError(f"{path}: result row of {bench} is not a list; {_RERUN}")
@@ -328,8 +344,9 @@ def _points_from_format2(
             if raw is not None and not _is_number(raw):
                 raise ResultsError(f"{path}: result of {bench} is not a number; {_RERUN}")
             value = _as_float(raw)
+            skipped = raw is not None and math.isnan(raw)
             if raw is not None and value is None:
-                non_finite.append(bench)
+                non_finite.append((bench, skipped))
             sample_list = samples[j]
             if sample_list is not None and not isinstance(sample_list, list):
                 raise ResultsError(f"{path}: samples of {bench} are not a list; {_RERUN}")
@@ -348,6 +365,7 @@ def _points_from_format2(
                     number=_int_or_none(numbers[j]),
                     repeat=_int_or_none(repeats[j]),
                     unit=units.get(bench, ""),
+                    skipped=skipped,
                 )
             )
     return points, non_finite
@@ -357,8 +375,9 @@ def load_result_file(path: Path, benchmarks_json: Path | None = None) -> list[Po
     """Points of one asv result file (format 1 or 2), for comparing two files.
 
     The machine is taken from the file itself. Units come from
-    ``benchmarks_json`` when given (``""`` otherwise). NaN and infinite values
-    become failed points (``value=None``). Raises :class:`ResultsError` naming
+    ``benchmarks_json`` when given (``""`` otherwise). NaN (asv: skipped)
+    becomes a skipped point and an infinite value a failed one (both
+    ``value=None``). Raises :class:`ResultsError` naming
     the file and the fix when it cannot be read.
     """
     path = Path(path)
@@ -405,7 +424,7 @@ def load_history(
     machine_dirs = sorted(p for p in results_dir.iterdir() if p.is_dir())
     points: list[Point] = []
     seen: dict[tuple[str, str, str], Path] = {}
-    non_finite: dict[tuple[Path, str], list[Path]] = {}
+    non_finite: dict[tuple[Path, str], list[tuple[Path, bool]]] = {}
     n_files = 0
     machines_found: set[str] = set()
     envs_found: set[str] = set()
@@ -444,14 +463,16 @@ def load_history(
                 continue
             seen[ident] = path
             points.extend(file_points)
-            for bench in dict.fromkeys(file_non_finite):
-                non_finite.setdefault((machine_dir, bench), []).append(path)
+            for bench, skipped in dict.fromkeys(file_non_finite):
+                non_finite.setdefault((machine_dir, bench), []).append((path, skipped))
 
-    for (machine_dir, bench), paths in sorted(non_finite.items()):
+    for (machine_dir, bench), found in sorted(non_finite.items()):
+        n_skipped = sum(1 for _path, skipped in found if skipped)
         warnings.append(
-            f"{machine_dir}: {bench} is NaN or infinite in {len(paths)} result file(s) "
-            f"(first: {paths[0].name}), treated as failed (asv writes NaN for a skipped "
-            "benchmark); re-run 'asv run' for those commits if it should have run"
+            f"{machine_dir}: {bench} is NaN or infinite in {len(found)} result file(s) "
+            f"(first: {found[0][0].name}): {n_skipped} NaN = skipped by asv (left out of "
+            f"comparisons and detection), {len(found) - n_skipped} infinite = treated as "
+            "failed; re-run 'asv run' for those commits if it should have run"
         )
 
     if not points:
@@ -460,7 +481,12 @@ def load_history(
                 results_dir, machine, env_name, n_files, machines_found, envs_found, warnings
             )
         )
-    return History(points=tuple(points), warnings=tuple(units_warning + warnings))
+    infinite = sorted({path for found in non_finite.values() for path, skip in found if not skip})
+    return History(
+        points=tuple(points),
+        warnings=tuple(units_warning + warnings),
+        infinite_files=tuple(infinite),
+    )
 
 
 def _nothing_found(

@@ -5,7 +5,9 @@ Steps:
 1. Read the results (:func:`jaxbench.results.load_history`) and find the
    regressions (:func:`jaxbench.detect.find_regressions`, with the
    ``regressions_thresholds`` of ``asv.conf.json``) first, so bad results stop
-   the command before anything is written.
+   the command before anything is written. A result file with an infinite
+   value is refused here: asv 0.6.6's ``asv publish`` hangs on one (its step
+   detection pool never returns).
 2. Run the real ``asv publish`` in a subprocess, into a staging directory
    beside the html dir. asv needs the benchmarked git repository (``repo``
    in ``asv.conf.json``) to order commits; without it asv stops with "Can not
@@ -278,6 +280,13 @@ def publish(
     check_repo(conf, conf_dir, config)
 
     history = load_history(results)
+    if history.infinite_files:
+        first = history.infinite_files[0]
+        raise ResultsError(
+            f"{first}: holds an infinite value ({len(history.infinite_files)} such file(s)), "
+            "on which asv publish's step detection never finishes; delete those files or "
+            "re-run 'asv run' for those commits"
+        )
     regressions = find_regressions(history, thresholds=thresholds_from_asv_conf(config))
     hash_length = conf.get("hash_length", 8)
     page = html.render_regressions_page(
