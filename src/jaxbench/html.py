@@ -268,7 +268,7 @@ def summarize(history: History) -> tuple[EnvSummary, ...]:
         commits.setdefault(env, set()).add(point.commit)
         benches.setdefault(env, set()).add(point.key.benchmark)
         series.setdefault(env, set()).add(point.key)
-        failed[env] = failed.get(env, 0) + (point.value is None)
+        failed[env] = failed.get(env, 0) + point.failed
     return tuple(
         EnvSummary(
             machine=env[0],

@@ -204,6 +204,11 @@ def _check_html_dir(html_dir: Path, protected: list[Path]) -> None:
             )
 
 
+#: Seconds before a hanging ``asv publish`` is given up (it publishes 1,000
+#: commits x 50 benchmarks in well under a minute here).
+PUBLISH_TIMEOUT = 600
+
+
 def _run_asv_publish(
     conf: dict[str, object], conf_dir: Path, staging_html: Path, results_dir: Path, html_dir: Path
 ) -> str:
@@ -217,7 +222,13 @@ def _run_asv_publish(
             capture_output=True,
             text=True,
             check=False,
+            timeout=PUBLISH_TIMEOUT,
         )
+    except subprocess.TimeoutExpired:
+        raise UsageError(
+            f"asv publish did not finish in {PUBLISH_TIMEOUT} s; {html_dir} was left as it was; "
+            "look for result files with unusual values and re-run"
+        ) from None
     finally:
         Path(tmp_conf).unlink(missing_ok=True)
     output = proc.stdout + proc.stderr
