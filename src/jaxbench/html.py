@@ -472,6 +472,8 @@ def render_regressions_page(
         '<meta http-equiv="Content-Security-Policy" content="default-src \'self\'">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f'<title>{title}</title>\n<link rel="stylesheet" href="jaxbench.css">\n'
+        # asv's own icon, so the browser does not ask for a missing /favicon.ico
+        '<link rel="icon" href="../swallow.ico">\n'
         "</head>\n<body>\n"
         '<nav><a href="../index.html">← asv history</a> · '
         '<a href="../index.html#/regressions">asv\'s regressions list</a></nav>\n'
