@@ -374,3 +374,70 @@ def test_compare_does_not_import_jax(asv_writer: AsvResultsWriter) -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
+
+
+# -- warm times are tested per round (per process) -----------------------------
+
+
+def _rounds_file(root: Path, commit: str, date: int, levels: list[float]) -> Path:
+    """A real asv result file of TIME whose samples are rounds of 30, one level per round."""
+    from asv import util
+    from asv.results import Results
+    from asv.runner import BenchmarkResult
+
+    samples = [level * (1 + 0.001 * (k % 7)) for level in levels for k in range(30)]
+    results = Results({"machine": "box", "python": "3.11"}, {}, commit, date, "3.11", "env", {})
+    bench = {"name": TIME, "params": [], "param_names": [], "version": "1", "unit": "seconds"}
+    result = BenchmarkResult(
+        result=[sorted(samples)[len(samples) // 2]],
+        samples=[samples],
+        number=[50],
+        errcode=0,
+        stderr="",
+        profile=None,
+    )
+    results.add_result(bench, result, record_samples=True)
+    results.save(str(root))
+    machine = {
+        "machine": "box",
+        "arch": "x86_64",
+        "cpu": "t",
+        "num_cpu": "2",
+        "os": "L",
+        "ram": "1",
+    }
+    util.write_json(str(root / "box" / "machine.json"), machine, api_version=1)
+    return root / "box" / f"{commit[:8]}-env.json"
+
+
+def test_process_levels_are_not_a_regression_but_a_shift_of_every_process_is(
+    tmp_path: Path,
+) -> None:
+    # Unchanged code on a busy machine: every process (round) runs at its own
+    # speed. Pooled, the 120 samples a side look "significant"; per round they are not.
+    base = load_result_file(_rounds_file(tmp_path, BASE, 1, [10e-6, 14e-6, 11e-6, 13e-6]))
+    head = load_result_file(_rounds_file(tmp_path, HEAD, 2, [13e-6, 15e-6, 12e-6, 14e-6]))
+    settings = Settings(round_size=30)
+    per_round = compare_points(base, head, settings).rows[0].comparison
+    assert per_round.verdict is Verdict.NOT_SIGNIFICANT
+    assert "round medians (4 and 4 rounds)" in per_round.reason
+    pooled = compare_points(base, head, Settings(round_size=None)).rows[0].comparison
+    assert pooled.verdict is Verdict.REGRESSION
+    # A slowdown that every process shows is found per round too.
+    slower = load_result_file(
+        _rounds_file(tmp_path / "slow", HEAD, 2, [15e-6, 15.2e-6, 15.1e-6, 15.3e-6])
+    )
+    flat = load_result_file(
+        _rounds_file(tmp_path / "flat", BASE, 1, [10e-6, 10.1e-6, 10.2e-6, 10.05e-6])
+    )
+    assert compare_points(flat, slower, settings).rows[0].verdict is Verdict.REGRESSION
+
+
+def test_default_round_size_is_the_suites_repeat() -> None:
+    # Read asvsuite's default REPEAT without importing it (it imports jax).
+    import re
+
+    source = (Path(__file__).resolve().parents[1] / "src/jaxbench/asvsuite.py").read_text()
+    line = re.search(r"^REPEAT = (.*)$", source, re.MULTILINE)
+    assert line is not None
+    assert Settings().round_size == int(re.findall(r"\d+", line.group(1))[-1])

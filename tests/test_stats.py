@@ -19,6 +19,8 @@ from jaxbench.stats import (
     compare_samples,
     hodges_lehmann,
     min_p_value,
+    round_medians,
+    rounds_p_value,
 )
 
 SIGNIFICANT = (Verdict.REGRESSION, Verdict.IMPROVEMENT)
@@ -38,6 +40,10 @@ def test_min_p_value_matches_scipy_exact_test_on_fully_separated_samples() -> No
         high = [float(100 + i) for i in range(m)]
         exact = mannwhitneyu(low, high, alternative="two-sided", method="exact").pvalue
         assert min_p_value(n, m) == pytest.approx(exact)
+
+
+def test_min_p_value_of_many_samples_is_zero_not_an_overflow() -> None:
+    assert min_p_value(1200, 1200) == 0.0
 
 
 def test_two_and_two_samples_cannot_reach_alpha() -> None:
@@ -230,3 +236,56 @@ def test_exact_and_factor_rules_never_crash_and_swap(base: float, head: float) -
     for rule in (compare_exact, lambda b, h: compare_factor(b, h, factor=1.25)):
         forward, backward = rule(base, head), rule(head, base)
         assert backward.verdict is _SWAPPED.get(forward.verdict, forward.verdict)
+
+
+# -- per-round (per-process) test ----------------------------------------------
+
+
+def _rounds(seed: int, rounds: int, median: float, between: float) -> list[float]:
+    """``rounds`` x 30 samples: each round (process) has its own level, as on a busy box."""
+    rng = np.random.default_rng(seed)
+    out: list[float] = []
+    for _ in range(rounds):
+        level = median * math.exp(rng.normal(0.0, between))
+        out.extend(level * np.exp(rng.normal(0.0, 0.02, 30)))
+    return out
+
+
+def test_round_medians_split_samples_back_into_rounds_by_position() -> None:
+    samples = [1.0, 2.0, 3.0, 10.0, 20.0, math.nan]
+    assert round_medians(samples, 3) == [2.0, 15.0]
+    assert round_medians(samples[:3], 3) is None  # one round is no spread
+    assert round_medians(samples[:5], 3) is None  # not whole rounds
+    assert round_medians([1.0, math.nan, math.nan, math.nan], 2) is None  # an empty round
+
+
+def test_rounds_p_value_is_symmetric_and_handles_constant_sides() -> None:
+    base, head = [1.0, 1.2, 0.9, 1.1], [1.3, 1.5, 1.25, 1.6]
+    assert rounds_p_value(base, head) == rounds_p_value(head, base)
+    assert rounds_p_value([2.0, 2.0], [2.0, 2.0]) == 1.0
+    assert rounds_p_value([2.0, 2.0], [3.0, 3.0]) == 0.0
+    assert rounds_p_value([2.0], [3.0, 3.1]) == 1.0  # one round: no test
+
+
+def test_process_to_process_variance_fools_the_pooled_test_but_not_the_rounds_test() -> None:
+    # No change, but every process runs at its own speed (sd 30 % between
+    # processes, 2 % within): 120 pooled samples look wildly "significant".
+    pooled = rounds = 0
+    for i in range(200):
+        base = _rounds(2 * i, 4, 1e-4, 0.3)
+        head = _rounds(2 * i + 1, 4, 1e-4, 0.3)
+        pooled += compare_samples(base, head).verdict in SIGNIFICANT
+        rounds += compare_samples(base, head, round_size=30).verdict in SIGNIFICANT
+    assert pooled > 60
+    assert rounds <= 6  # alpha 0.01 of 200 is 2 (4 here: Welch on 4 and 4 is a little liberal)
+
+
+def test_rounds_test_catches_a_shift_that_every_process_shows() -> None:
+    base = _rounds(1, 6, 1e-4, 0.03)
+    head = _rounds(2, 6, 1.2e-4, 0.03)
+    result = compare_samples(base, head, round_size=30)
+    assert result.verdict is Verdict.REGRESSION
+    assert "round medians (6 and 6 rounds)" in result.reason
+    # samples that do not split into whole rounds fall back to the pooled test
+    fallback = compare_samples(base[:-1], head, round_size=30)
+    assert "Mann-Whitney" in fallback.reason

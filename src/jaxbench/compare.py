@@ -7,7 +7,10 @@ comparison never crosses machines. Each row gets the rule its kind calls for
 =========  ===============================================================
 kind       rule
 =========  ===============================================================
-TIME       Mann-Whitney U test on the samples plus a factor (default 1.05)
+TIME       Welch t-test on log per-round medians (asv appends rounds of
+           ``round_size`` samples, default 30 = the suite's ``repeat``),
+           Mann-Whitney U on pooled samples when they do not split into
+           rounds; plus a factor (default 1.05)
 COMPILE    one value per run: factor only (default 1.25), reported apart
 WORK       exact: any relative change beyond 1e-9 is "work changed"
 ACCURACY   ``track_tolerance_used`` > 1 at head but not at base is a
@@ -17,7 +20,10 @@ OTHER      factor only (the time factor)
 =========  ===============================================================
 
 A benchmark that passed at base and fails at head (asv records no result,
-e.g. its NumPy reference check failed) is FAILED whatever its kind. Rows are
+e.g. its NumPy reference check failed) is FAILED whatever its kind. A
+benchmark that asv *skipped* (NaN: setup raised ``NotImplementedError``, e.g.
+a sharded workload on a machine with too few devices) on either side is
+SKIPPED, never FAILED, unless it skipped at base and failed at head. Rows are
 independent, so a speedup never hides a correctness regression of the same
 workload; such a speedup is also marked in its reason.
 """
@@ -43,6 +49,7 @@ from jaxbench.stats import (
     compare_new,
     compare_removed,
     compare_samples,
+    compare_skipped,
 )
 
 __all__ = [
@@ -69,6 +76,11 @@ class Settings:
     compile_factor: float = 1.25
     memory_factor: float = 1.10
     alpha: float = DEFAULT_ALPHA
+    #: Samples per asv round (``jaxbench.asvsuite.REPEAT``'s default): warm
+    #: times are tested on per-round (per-process) medians; None tests the
+    #: pooled samples. Samples that do not split into >= 2 whole rounds of
+    #: this size are tested pooled.
+    round_size: int | None = 30
 
 
 @dataclass(frozen=True)
@@ -181,6 +193,7 @@ def _compare_time(base: Point, head: Point, settings: Settings) -> Comparison:
         head_ci=head.ci_99,
         factor=settings.factor,
         alpha=settings.alpha,
+        round_size=settings.round_size,
     )
 
 
@@ -210,6 +223,10 @@ def _compare_tolerance(base: float, head: float) -> Comparison:
 
 def _compare_values(base: Point, head: Point, kind: Kind, settings: Settings) -> Comparison:
     b_value, h_value = base.value, head.value
+    if base.skipped or head.skipped:
+        return compare_skipped(
+            b_value, h_value, base_skipped=base.skipped, head_skipped=head.skipped
+        )
     if b_value is None or h_value is None:
         return compare_failures(b_value, h_value)
     if kind is Kind.TIME:

@@ -166,6 +166,7 @@ def summary_line(report: CompareReport, *, bold: bool = True) -> str:
         (Verdict.REMOVED, "removed"),
         (Verdict.STILL_FAILING, "still failing"),
         (Verdict.INCONCLUSIVE, "inconclusive"),
+        (Verdict.SKIPPED, "skipped"),
     ):
         if counts[verdict]:
             parts.append(f"{counts[verdict]} {label}")
@@ -288,7 +289,8 @@ def _render(
     lines += [
         f"Machine: {escape(report.machine)}  ",
         "Environments: " + ", ".join(escape(e) for e in report.env_names) + "  ",
-        f"Thresholds: warm time two-sided Mann-Whitney p < {settings.alpha:g} and "
+        f"Thresholds: warm time two-sided test p < {settings.alpha:g} (Welch t on log "
+        "per-round medians; pooled Mann-Whitney when samples do not split into rounds) and "
         f"ratio beyond {settings.factor:g}; compile time {settings.compile_factor:g}; "
         f"memory {settings.memory_factor:g}; work exact.",
     ]

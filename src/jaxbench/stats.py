@@ -3,9 +3,16 @@
 Three rules, one per kind of figure (see :mod:`jaxbench.kinds`):
 
 * :func:`compare_samples` for warm times, which asv records as many samples:
-  an exact (or, with ties or many samples, tie-corrected normal) two-sided
-  Mann-Whitney U test *and* an effect-size gate: the ratio of medians must be
+  a two-sided test *and* an effect-size gate: the ratio of medians must be
   beyond ``factor`` and the Hodges-Lehmann shift must point the same way.
+  The test is a Welch t-test on the logarithms of the per-round medians
+  (:func:`rounds_p_value`) when the samples split back into whole rounds
+  (asv appends ``repeat`` samples per round, in order): one value per
+  process, because processes differ far more than samples of one process
+  (``docs/detection-power.md``: pooled, 10 of 20 unchanged heads were
+  flagged on a busy machine; per round, 1). Otherwise an exact (or, with
+  ties or many samples, tie-corrected normal) Mann-Whitney U test on the
+  pooled samples.
   Without samples it falls back to asv's own rule (99 % intervals that do not
   overlap, plus the factor) and says so in the reason.
 * :func:`compare_factor` for figures with one value per run (first-call and
@@ -20,13 +27,17 @@ holds tens of rows and one false alarm per comment would teach people to
 ignore it; the factor gate filters most of what slips through, and asv's own
 0.002 needs seven samples a side where 0.01 needs five. Samples from one
 process are not independent (process-to-process variance dominates on a
-shared machine), so p-values are optimistic: the factor gate is what keeps a
-tiny but "significant" drift from being called a regression.
+shared machine), so pooled p-values are optimistic: hence the per-round test
+where rounds are known, and the factor gate, which keeps a tiny but
+"significant" drift from being called a regression. Whole runs also shift
+against each other on a busy machine, which no within-run test sees: run
+base and head with ``asv run --interleave-rounds``.
 
-The test is never allowed to call a difference significant from fewer
+The pooled test is never allowed to call a difference significant from fewer
 samples than it needs: with ``n`` and ``m`` samples the smallest two-sided
 p-value an exact test can return is ``2 / C(n + m, n)`` (1/3 for 2 and 2);
-when that is not below ``alpha`` the verdict is INCONCLUSIVE.
+when that is not below ``alpha`` the verdict is INCONCLUSIVE. The per-round
+Welch test needs two rounds a side.
 """
 
 from __future__ import annotations
@@ -50,6 +61,8 @@ __all__ = [
     "compare_samples",
     "hodges_lehmann",
     "min_p_value",
+    "round_medians",
+    "rounds_p_value",
 ]
 
 DEFAULT_ALPHA = 0.01
@@ -74,6 +87,7 @@ class Verdict(Enum):
     FAILED = "failed"  # passed at base, fails at head
     FIXED = "fixed"  # failed at base, passes at head
     STILL_FAILING = "still failing"
+    SKIPPED = "skipped"  # asv skipped it on one side or both: nothing to compare
 
 
 @dataclass(frozen=True)
@@ -115,7 +129,10 @@ def min_p_value(n: int, m: int) -> float:
     """The smallest two-sided p-value an exact Mann-Whitney test on ``n`` and ``m`` can give."""
     if n <= 0 or m <= 0:
         return 1.0
-    return min(1.0, 2.0 / math.comb(n + m, n))
+    try:
+        return min(1.0, 2.0 / math.comb(n + m, n))
+    except OverflowError:  # C(n + m, n) beyond a float: the bound is 0 to double precision
+        return 0.0
 
 
 def hodges_lehmann(base: Sequence[float], head: Sequence[float]) -> float:
@@ -135,6 +152,50 @@ def _mann_whitney_p(x: list[float], y: list[float]) -> float:
     method = "exact" if not ties and len(first) + len(second) <= _EXACT_MAX_TOTAL else "asymptotic"
     result = mannwhitneyu(first, second, alternative="two-sided", method=method)
     p = float(result.pvalue)
+    return min(1.0, p) if math.isfinite(p) else 1.0
+
+
+def round_medians(samples: Sequence[float], round_size: int) -> list[float] | None:
+    """Median of each round, or None unless ``samples`` split into >= 2 whole rounds.
+
+    asv appends the samples of each round (process) in order, ``round_size``
+    (the benchmark's ``repeat``) per round, so they split back by position.
+    Non-finite samples are dropped inside their round; a round left empty
+    means the split is not trusted (None).
+    """
+    if round_size < 1 or len(samples) < 2 * round_size or len(samples) % round_size:
+        return None
+    medians = []
+    for start in range(0, len(samples), round_size):
+        finite = _finite(samples[start : start + round_size])
+        if not finite:
+            return None
+        medians.append(_median(finite))
+    return medians
+
+
+def rounds_p_value(base: Sequence[float], head: Sequence[float]) -> float:
+    """Two-sided Welch t-test on the logarithms of per-round medians.
+
+    One value per process: the test sees the process-to-process variance that
+    dominates warm times, instead of treating every sample of a process as
+    independent. Logarithms because times are positive and skewed (and a
+    slowdown is a ratio). Both sides constant: 1 if equal, else 0.
+    """
+    import warnings
+
+    from scipy.stats import ttest_ind
+
+    x = sorted(math.log(v) for v in base if v > 0)
+    y = sorted(math.log(v) for v in head if v > 0)
+    if len(x) < 2 or len(y) < 2:
+        return 1.0
+    first, second = (x, y) if x <= y else (y, x)  # symmetric in base and head, bit for bit
+    if len(set(first)) == 1 and len(set(second)) == 1:
+        return 1.0 if first[0] == second[0] else 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # precision loss on near-equal values
+        p = float(ttest_ind(first, second, equal_var=False).pvalue)
     return min(1.0, p) if math.isfinite(p) else 1.0
 
 
@@ -183,6 +244,28 @@ def compare_failures(base: float | None, head: float | None) -> Comparison:
     raise ValueError("compare_failures needs a missing value on at least one side")
 
 
+def compare_skipped(
+    base: float | None, head: float | None, *, base_skipped: bool, head_skipped: bool
+) -> Comparison:
+    """SKIPPED: asv skipped the benchmark (NaN) on at least one side, so nothing compares.
+
+    As in ``asv compare``, a skip is never a failure: only a side that asv
+    recorded as failed (``null``) at head after a skip at base is FAILED.
+    """
+    if not (base_skipped or head_skipped):
+        raise ValueError("compare_skipped needs a skipped side")
+    if base_skipped and head_skipped:
+        return Comparison(None, None, None, None, Verdict.SKIPPED, "skipped at base and head")
+    if base_skipped:
+        if head is None:
+            return Comparison(
+                None, None, None, None, Verdict.FAILED, "skipped at base, fails at head"
+            )
+        return Comparison(None, head, None, None, Verdict.SKIPPED, "skipped at base: not compared")
+    what = "failed at base" if base is None else "not compared"
+    return Comparison(base, None, None, None, Verdict.SKIPPED, f"skipped at head: {what}")
+
+
 def compare_factor(base: float, head: float, *, factor: float) -> Comparison:
     """A figure with one value per run: only a ratio beyond ``factor`` counts."""
     ratio = _ratio(base, head)
@@ -223,11 +306,16 @@ def compare_samples(
     head_ci: tuple[float, float] | None = None,
     factor: float = DEFAULT_FACTOR,
     alpha: float = DEFAULT_ALPHA,
+    round_size: int | None = None,
 ) -> Comparison:
-    """Warm times: a two-sided Mann-Whitney U test at ``alpha`` and a ratio beyond ``factor``.
+    """Warm times: a two-sided test at ``alpha`` and a ratio beyond ``factor``.
 
-    NaN and infinite samples are dropped. ``*_value`` and ``*_ci`` (asv's
-    median and 99 % interval) are used only when a side has no samples.
+    With ``round_size`` (asv's ``repeat`` per round) and at least two whole
+    rounds on each side, the test is :func:`rounds_p_value` on per-round
+    medians; otherwise a Mann-Whitney U test on the pooled samples. The ratio
+    is always that of the pooled medians. NaN and infinite samples are
+    dropped. ``*_value`` and ``*_ci`` (asv's median and 99 % interval) are
+    used only when a side has no samples.
     """
     if factor < 1.0:
         raise ValueError(f"factor must be >= 1, got {factor}")
@@ -242,8 +330,13 @@ def compare_samples(
     ratio = _ratio(b_med, h_med)
     shift = hodges_lehmann(base, head)
     sizes = {"n_base": len(base), "n_head": len(head)}
+    b_rounds = round_medians(base_samples, round_size) if round_size else None
+    h_rounds = round_medians(head_samples, round_size) if round_size else None
     smallest = min_p_value(len(base), len(head))
-    if smallest >= alpha:
+    if b_rounds is not None and h_rounds is not None:
+        test = f"Welch t on log round medians ({len(b_rounds)} and {len(h_rounds)} rounds)"
+        p = rounds_p_value(b_rounds, h_rounds)
+    elif smallest >= alpha:
         return Comparison(
             b_med,
             h_med,
@@ -255,7 +348,9 @@ def compare_samples(
             shift,
             **sizes,
         )
-    p = _mann_whitney_p(base, head)
+    else:
+        test = "Mann-Whitney"
+        p = _mann_whitney_p(base, head)
     direction = _direction(b_med, h_med, factor)
     agrees = (direction is Verdict.REGRESSION and shift > 0) or (
         direction is Verdict.IMPROVEMENT and shift < 0
@@ -267,14 +362,14 @@ def compare_samples(
             ratio,
             p,
             direction,
-            f"Mann-Whitney p={_fmt(p)} < {alpha:g} and ratio beyond {factor:g}",
+            f"{test} p={_fmt(p)} < {alpha:g} and ratio beyond {factor:g}",
             shift,
             **sizes,
         )
     if p < alpha:
-        reason = f"Mann-Whitney p={_fmt(p)} < {alpha:g} but change within factor {factor:g}"
+        reason = f"{test} p={_fmt(p)} < {alpha:g} but change within factor {factor:g}"
     else:
-        reason = f"Mann-Whitney p={_fmt(p)} >= {alpha:g}"
+        reason = f"{test} p={_fmt(p)} >= {alpha:g}"
     return Comparison(b_med, h_med, ratio, p, Verdict.NOT_SIGNIFICANT, reason, shift, **sizes)
 
 
