@@ -31,13 +31,13 @@ exact commit where it appeared (a matching ``thresholds`` entry still wins).
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from jaxbench import jsonc
 from jaxbench.errors import ResultsError
 from jaxbench.kinds import Kind, kind_of
 from jaxbench.results import History, Point, SeriesKey
@@ -122,40 +122,12 @@ def read_asv_conf(path: Path) -> dict[str, object]:
     except OSError as exc:
         raise ResultsError(f"{path}: cannot read ({exc.strerror or exc}); check the path") from None
     try:
-        data = json.loads(_strip_js_comments(text))
+        data = jsonc.loads(text)
     except ValueError as exc:
         raise ResultsError(f"{path}: not valid JSON ({exc}); fix the file") from None
     if not isinstance(data, dict):
         raise ResultsError(f"{path}: not an asv.conf.json (no JSON object); fix the file")
     return data
-
-
-def _strip_js_comments(text: str) -> str:
-    """Drop ``//`` line comments outside strings (asv.conf.json allows them)."""
-    out: list[str] = []
-    in_string = escape = False
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        if in_string:
-            out.append(ch)
-            if escape:
-                escape = False
-            elif ch == "\\":
-                escape = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-            out.append(ch)
-        elif text.startswith("//", i):
-            newline = text.find("\n", i)
-            i = len(text) if newline < 0 else newline
-            continue
-        else:
-            out.append(ch)
-        i += 1
-    return "".join(out)
 
 
 def threshold_for(key: SeriesKey, thresholds: Mapping[str, float] | None, default: float) -> float:

@@ -40,6 +40,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from jaxbench import jsonc
 from jaxbench.errors import ResultsError, UsageError
 from jaxbench.fsio import write_bytes_atomic
 
@@ -100,33 +101,6 @@ def machine_name(environ: Mapping[str, str]) -> str:
     return environ.get("JAXBENCH_MACHINE") or platform.uname().node
 
 
-def _strip_js_comments(text: str) -> str:
-    """asv.conf.json allows ``//`` comments; drop them (strings respected)."""
-    out: list[str] = []
-    in_string = False
-    i = 0
-    while i < len(text):
-        char = text[i]
-        if in_string:
-            out.append(char)
-            if char == "\\" and i + 1 < len(text):
-                out.append(text[i + 1])
-                i += 1
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-            out.append(char)
-        elif text.startswith("//", i):
-            end = text.find("\n", i)
-            i = len(text) if end < 0 else end
-            continue
-        else:
-            out.append(char)
-        i += 1
-    return "".join(out)
-
-
 def results_dir_from_environ(environ: Mapping[str, str]) -> Path:
     """asv's results directory, from ``JAXBENCH_RESULTS_DIR`` or ``ASV_CONF_DIR``."""
     if environ.get("JAXBENCH_RESULTS_DIR"):
@@ -134,7 +108,7 @@ def results_dir_from_environ(environ: Mapping[str, str]) -> Path:
     conf_dir = Path(environ.get("ASV_CONF_DIR", "."))
     conf = conf_dir / "asv.conf.json"
     try:
-        data = json.loads(_strip_js_comments(conf.read_text(encoding="utf-8")))
+        data = jsonc.loads(conf.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise UsageError(
             f"cannot read {conf} to find the results directory ({exc}); "

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from jaxbench.commands import positive_int
 from jaxbench.errors import ResultsError, UsageError
 from jaxbench.hlo import HloDiff, hlo_diff
 from jaxbench.hlo_store import StoredHlo, find_run, list_hlo, read_stored
@@ -61,16 +62,6 @@ class HloDiffReport:
     changes: tuple[BenchmarkHloChange, ...]
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("base", metavar="BASE", help="base commit hash (or a unique prefix)")
     parser.add_argument("head", metavar="HEAD", help="head commit hash (or a unique prefix)")
@@ -83,7 +74,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("text", "markdown"), default="text")
     parser.add_argument("--context", type=int, default=3, help="diff context lines (default: 3)")
     parser.add_argument(
-        "--max-lines", type=_positive, default=80, help="diff lines per benchmark (default: 80)"
+        "--max-lines", type=positive_int, default=80, help="diff lines per benchmark (default: 80)"
     )
 
 

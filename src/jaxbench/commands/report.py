@@ -7,20 +7,11 @@ import json
 import sys
 from pathlib import Path
 
+from jaxbench.commands import positive_int
 from jaxbench.errors import UsageError
 from jaxbench.fsio import write_text_atomic
 
 HELP = "measure workloads now and print the lesson's JSON report"
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -29,11 +20,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="predict",
         help="workload name, or 'all' (default: predict; see --list)",
     )
-    parser.add_argument("--rows", type=_positive, help="rows of x (default: 64)")
+    parser.add_argument("--rows", type=positive_int, help="rows of x (default: 64)")
     parser.add_argument(
-        "--devices", type=_positive, help="logical devices for 'sharded' (default: 1)"
+        "--devices", type=positive_int, help="logical devices for 'sharded' (default: 1)"
     )
-    parser.add_argument("--repeats", type=_positive, default=7, help="warm samples (default: 7)")
+    parser.add_argument("--repeats", type=positive_int, default=7, help="warm samples (default: 7)")
     parser.add_argument(
         "--output",
         type=Path,
