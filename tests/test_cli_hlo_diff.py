@@ -1,7 +1,6 @@
 """Tests for jaxbench.hlo_store and ``jaxbench hlo-diff``, on a results dir laid out by save_hlo."""
 
 # The captured HLO below is kept verbatim, and XLA writes long lines.
-# ruff: noqa: E501
 
 from __future__ import annotations
 
@@ -31,97 +30,9 @@ ENV = "virtualenv-py3.11-jax0.10.2"
 
 # ``tanh(x @ w)`` and ``tanh((x @ w) @ (w.T @ w))``, x f32[64,32], w f32[32,16]:
 # ``jax.jit(f).lower(x, w).compile().as_text()`` from jax 0.10.2 on the CPU.
-PREDICT_HLO = """\
-HloModule jit_predict, is_scheduled=true, entry_computation_layout={(f32[64,32]{1,0}, f32[32,16]{1,0})->f32[64,16]{1,0}}, allow_spmd_sharding_propagation_to_parameters={true,true}, allow_spmd_sharding_propagation_to_output={true}
-
-FileNames
-1 "/tmp/cap/workload.py"
-
-FunctionNames
-1 "<module>"
-2 "predict"
-
-FileLocations
-1 {file_name_id=1 function_name_id=1 line=6 end_line=6 column=38 end_column=60}
-2 {file_name_id=1 function_name_id=2 line=2 end_line=2 column=35 end_column=40}
-3 {file_name_id=1 function_name_id=2 line=2 end_line=2 column=26 end_column=41}
-
-StackFrames
-1 {file_location_id=1 parent_frame_id=1}
-2 {file_location_id=2 parent_frame_id=2}
-3 {file_location_id=3 parent_frame_id=2}
-
-
-%fused_computation (param_0: f32[64,32], param_1: f32[32,16]) -> f32[64,16] {
-  %param_0 = f32[64,32]{1,0} parameter(0)
-  %param_1 = f32[32,16]{1,0} parameter(1)
-  ROOT %dot_general.0 = f32[64,16]{1,0} dot(%param_0, %param_1), lhs_contracting_dims={1}, rhs_contracting_dims={0}, metadata={op_name="jit(predict)/dot_general" stack_frame_id=2}
-}
-
-%wrapped_tanh_computation (param_0.1: f32[64,16]) -> f32[64,16] {
-  %param_0.1 = f32[64,16]{1,0} parameter(0)
-  ROOT %tanh.0 = f32[64,16]{1,0} tanh(%param_0.1), metadata={op_name="jit(predict)/tanh" stack_frame_id=3}
-}
-
-ENTRY %main.1 (x.1: f32[64,32], w.1: f32[32,16]) -> f32[64,16] {
-  %x.1 = f32[64,32]{1,0} parameter(0), metadata={op_name="x"}
-  %w.1 = f32[32,16]{1,0} parameter(1), metadata={op_name="w"}
-  %ynn_fusion = f32[64,16]{1,0} fusion(%x.1, %w.1), kind=kCustom, calls=%fused_computation, metadata={op_name="jit(predict)/dot_general" stack_frame_id=2}, backend_config={"fusion_config":{"kind":"__ynn_fusion"},"outer_dimension_partitions":[]}
-  ROOT %wrapped_tanh = f32[64,16]{1,0} fusion(%ynn_fusion), kind=kLoop, calls=%wrapped_tanh_computation, metadata={op_name="jit(predict)/tanh" stack_frame_id=3}
-}
-"""
-
-EXTRA_HLO = """\
-HloModule jit_predict_extra, is_scheduled=true, entry_computation_layout={(f32[64,32]{1,0}, f32[32,16]{1,0})->f32[64,16]{1,0}}, allow_spmd_sharding_propagation_to_parameters={true,true}, allow_spmd_sharding_propagation_to_output={true}
-
-FileNames
-1 "/tmp/cap/workload.py"
-
-FunctionNames
-1 "<module>"
-2 "predict_extra"
-
-FileLocations
-1 {file_name_id=1 function_name_id=1 line=6 end_line=6 column=38 end_column=60}
-2 {file_name_id=1 function_name_id=2 line=3 end_line=3 column=42 end_column=47}
-3 {file_name_id=1 function_name_id=2 line=3 end_line=3 column=52 end_column=55}
-4 {file_name_id=1 function_name_id=2 line=3 end_line=3 column=41 end_column=60}
-5 {file_name_id=1 function_name_id=2 line=3 end_line=3 column=32 end_column=61}
-
-StackFrames
-1 {file_location_id=1 parent_frame_id=1}
-2 {file_location_id=2 parent_frame_id=2}
-3 {file_location_id=3 parent_frame_id=2}
-4 {file_location_id=4 parent_frame_id=2}
-5 {file_location_id=5 parent_frame_id=2}
-
-
-%fused_computation (param_0: f32[64,16], param_1: f32[16,16]) -> f32[64,16] {
-  %param_0 = f32[64,16]{1,0} parameter(0)
-  %param_1 = f32[16,16]{1,0} parameter(1)
-  ROOT %dot_general.0 = f32[64,16]{1,0} dot(%param_0, %param_1), lhs_contracting_dims={1}, rhs_contracting_dims={0}, metadata={op_name="jit(predict_extra)/dot_general" stack_frame_id=4}
-}
-
-%fused_computation.1 (param_0.1: f32[64,32], param_1.1: f32[32,16]) -> f32[64,16] {
-  %param_0.1 = f32[64,32]{1,0} parameter(0)
-  %param_1.1 = f32[32,16]{1,0} parameter(1)
-  ROOT %dot_general.1 = f32[64,16]{1,0} dot(%param_0.1, %param_1.1), lhs_contracting_dims={1}, rhs_contracting_dims={0}, metadata={op_name="jit(predict_extra)/dot_general" stack_frame_id=2}
-}
-
-%wrapped_tanh_computation (param_0.2: f32[64,16]) -> f32[64,16] {
-  %param_0.2 = f32[64,16]{1,0} parameter(0)
-  ROOT %tanh.0 = f32[64,16]{1,0} tanh(%param_0.2), metadata={op_name="jit(predict_extra)/tanh" stack_frame_id=5}
-}
-
-ENTRY %main.1 (x.1: f32[64,32], w.1: f32[32,16]) -> f32[64,16] {
-  %x.1 = f32[64,32]{1,0} parameter(0), metadata={op_name="x"}
-  %w.1 = f32[32,16]{1,0} parameter(1), metadata={op_name="w"}
-  %ynn_fusion.1 = f32[64,16]{1,0} fusion(%x.1, %w.1), kind=kCustom, calls=%fused_computation.1, metadata={op_name="jit(predict_extra)/dot_general" stack_frame_id=2}, backend_config={"fusion_config":{"kind":"__ynn_fusion"},"outer_dimension_partitions":[]}
-  %dot_general.4 = f32[16,16]{1,0} dot(%w.1, %w.1), lhs_contracting_dims={0}, rhs_contracting_dims={0}, metadata={op_name="jit(predict_extra)/dot_general" stack_frame_id=3}
-  %ynn_fusion = f32[64,16]{1,0} fusion(%ynn_fusion.1, %dot_general.4), kind=kCustom, calls=%fused_computation, metadata={op_name="jit(predict_extra)/dot_general" stack_frame_id=4}, backend_config={"fusion_config":{"kind":"__ynn_fusion"},"outer_dimension_partitions":[]}
-  ROOT %wrapped_tanh = f32[64,16]{1,0} fusion(%ynn_fusion), kind=kLoop, calls=%wrapped_tanh_computation, metadata={op_name="jit(predict_extra)/tanh" stack_frame_id=5}
-}
-"""
+DATA = Path(__file__).parent / "data"
+PREDICT_HLO = (DATA / "predict.hlo").read_text(encoding="utf-8")
+EXTRA_HLO = (DATA / "predict_extra_matmul.hlo").read_text(encoding="utf-8")
 
 ASV_CONF = """\
 {
