@@ -30,6 +30,7 @@ from pathlib import Path
 import pytest
 
 from conftest import AsvResultsWriter
+from e2e_repo import git
 
 TIME = "w.W.time_x"
 FLOPS = "w.W.track_work_flops"
@@ -56,20 +57,6 @@ class Baseline:
     site: Path
 
 
-def _git(repo: Path, *args: str) -> str:
-    env = dict(
-        os.environ,
-        GIT_AUTHOR_NAME="t",
-        GIT_AUTHOR_EMAIL="t@example.com",
-        GIT_COMMITTER_NAME="t",
-        GIT_COMMITTER_EMAIL="t@example.com",
-    )
-    proc = subprocess.run(
-        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env
-    )
-    return proc.stdout.strip()
-
-
 def _conf(root: Path, results: Path, html_dir: Path, repo: Path) -> Path:
     conf = {
         "version": 1,
@@ -92,13 +79,13 @@ def baseline(tmp_path_factory: pytest.TempPathFactory) -> Baseline:
     root = tmp_path_factory.mktemp("baseline")
     repo = root / "repo"
     repo.mkdir()
-    _git(repo, "init", "-q", "-b", "main")
+    git(repo, "init", "-q", "-b", "main")
     commits = []
     for i in range(N_COMMITS):
         (repo / "f.txt").write_text(str(i))
-        _git(repo, "add", "f.txt")
-        _git(repo, "commit", "-q", "-m", f"c{i}", f"--date=2024-01-0{i + 1}T00:00:00")
-        commits.append(_git(repo, "rev-parse", "HEAD"))
+        git(repo, "add", "f.txt")
+        git(repo, "commit", "-q", "-m", f"c{i}", f"--date=2024-01-0{i + 1}T00:00:00")
+        commits.append(git(repo, "rev-parse", "HEAD"))
     results = root / "results"
     writer = AsvResultsWriter(results)
     writer.add_benchmark(TIME, params=[["'64'", "'96'"]])

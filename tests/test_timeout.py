@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from e2e_repo import git
+
 pytestmark = pytest.mark.e2e
 
 SUITE = textwrap.dedent(
@@ -50,20 +52,6 @@ SUITE = textwrap.dedent(
 )
 
 
-def _git(repo: Path, *args: str) -> str:
-    env = dict(
-        os.environ,
-        GIT_AUTHOR_NAME="t",
-        GIT_AUTHOR_EMAIL="t@example.invalid",
-        GIT_COMMITTER_NAME="t",
-        GIT_COMMITTER_EMAIL="t@example.invalid",
-    )
-    out = subprocess.run(
-        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env
-    )
-    return out.stdout.strip()
-
-
 def test_timeout_fails_only_the_stuck_benchmark(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     bench = repo / "benchmarks"
@@ -82,10 +70,10 @@ def test_timeout_fails_only_the_stuck_benchmark(tmp_path: Path) -> None:
         "launch_method": "forkserver",
     }
     (repo / "asv.conf.json").write_text(json.dumps(conf))
-    _git(repo, "init", "-q")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-qm", "suite")
-    commit = _git(repo, "rev-parse", "HEAD")
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "suite")
+    commit = git(repo, "rev-parse", "HEAD")
 
     asv = [sys.executable, "-m", "asv"]
     subprocess.run(
