@@ -62,6 +62,9 @@ WorkloadFactory = Callable[..., Any]
 #: Classes made by :func:`jax_suite` in this process: name -> (factory, params).
 _REGISTRY: dict[str, tuple[WorkloadFactory | str, dict[str, list[Any]]]] = {}
 
+#: Suite name -> "<module>." as asv names its benchmarks (for the HLO store).
+_REGISTRY_MODULES: dict[str, str] = {}
+
 #: Prepared workloads of this process, by (suite, params).
 _PREPARED: dict[tuple[str, tuple[Any, ...]], Any] = {}
 
@@ -266,9 +269,6 @@ def _figures_for(suite: str, params: tuple[Any, ...]) -> Figures:
         work_backend=placed.platform,
         failure=failure,
     )
-
-
-_REGISTRY_MODULES: dict[str, str] = {}
 
 
 def _all_figures() -> dict[tuple[str, tuple[Any, ...]], Figures | str]:
