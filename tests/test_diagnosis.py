@@ -11,34 +11,11 @@ import jax
 import numpy as np
 import pytest
 
+from fakes import FakeClock, RecordingLeaf
 from jaxbench import diagnosis, workloads
 from jaxbench.errors import WorkloadError
 
 MIN_WORK_SECONDS = 0.010
-
-
-class FakeClock:
-    """Readings 0, 1, 3, 6, 10, ...; logs each read."""
-
-    def __init__(self, log: list[str]) -> None:
-        self.reads = 0
-        self.log = log
-
-    def __call__(self) -> float:
-        value = self.reads * (self.reads + 1) / 2
-        self.reads += 1
-        self.log.append("clock")
-        return float(value)
-
-
-class RecordingLeaf:
-    def __init__(self, log: list[str], name: str) -> None:
-        self.log = log
-        self.name = name
-
-    def block_until_ready(self) -> RecordingLeaf:
-        self.log.append(f"ready {self.name}")
-        return self
 
 
 def recording(log: list[str]) -> tuple[Callable[..., Any], Callable[[], tuple[Any, ...]]]:

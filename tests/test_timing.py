@@ -19,39 +19,13 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from fakes import FakeClock, RecordingLeaf
 from jaxbench import timing, workloads
 from jaxbench.errors import WorkloadError
 
 #: a synchronized interval must be at least this long for handle-only to be
 #: told apart from it on a noisy shared machine.
 MIN_WORK_SECONDS = 0.010
-
-
-class FakeClock:
-    """Readings 0, 1, 3, 6, 10, ...: reading k is k seconds after reading k-1."""
-
-    def __init__(self, log: list[str] | None = None) -> None:
-        self.reads = 0
-        self.log = log
-
-    def __call__(self) -> float:
-        value = self.reads * (self.reads + 1) / 2
-        self.reads += 1
-        if self.log is not None:
-            self.log.append("clock")
-        return float(value)
-
-
-class RecordingLeaf:
-    """A pytree leaf that logs when jax.block_until_ready waits for it."""
-
-    def __init__(self, log: list[str], name: str) -> None:
-        self.log = log
-        self.name = name
-
-    def block_until_ready(self) -> RecordingLeaf:
-        self.log.append(f"ready {self.name}")
-        return self
 
 
 def recording_fn(log: list[str]) -> Callable[..., dict[str, RecordingLeaf]]:
