@@ -33,7 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from asv_existing import ROOT, write_conf
 
 BARE = r"""
 import statistics, sys, time
@@ -93,21 +93,12 @@ def bare(processes: int, calls: int) -> tuple[float, float]:
 
 
 def asv_conf(tmp: Path, bench_dir: Path) -> Path:
-    conf = {
-        "version": 1,
-        "project": "jaxbench",
-        "repo": str(ROOT),
-        "branches": ["HEAD"],
-        "environment_type": "existing",
-        "benchmark_dir": str(bench_dir),
-        "results_dir": str(tmp / "results"),
-        "html_dir": str(tmp / "html"),
-        "launch_method": "forkserver",
-    }
-    tmp.mkdir(parents=True, exist_ok=True)
-    path = tmp / "asv.conf.json"
-    path.write_text(json.dumps(conf))
-    return path
+    return write_conf(
+        tmp / "asv.conf.json",
+        benchmark_dir=bench_dir,
+        results_dir=tmp / "results",
+        html_dir=tmp / "html",
+    )
 
 
 def asv_value(conf: Path, bench: str, machine: str) -> tuple[float, float]:

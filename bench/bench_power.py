@@ -67,6 +67,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from asv_existing import write_conf  # noqa: E402  (bench/ is on sys.path as the script's folder)
+
 from jaxbench.compare import Settings, compare_points  # noqa: E402
 from jaxbench.fsio import write_text_atomic  # noqa: E402
 from jaxbench.kinds import Kind  # noqa: E402
@@ -210,21 +212,7 @@ def _side(tmp: Path, name: str, commit: str, extra: int) -> Side:
     (bench_dir / "__init__.py").write_text("")
     (bench_dir / "workloads.py").write_text(SUITE.format(extra=extra))
     conf = tmp / name / "asv.conf.json"
-    conf.write_text(
-        json.dumps(
-            {
-                "version": 1,
-                "project": "jaxbench",
-                "repo": str(ROOT),
-                "branches": ["HEAD"],
-                "environment_type": "existing",
-                "benchmark_dir": str(bench_dir),
-                "results_dir": str(tmp / "results"),
-                "html_dir": str(tmp / "html"),
-                "launch_method": "forkserver",
-            }
-        )
-    )
+    write_conf(conf, benchmark_dir=bench_dir, results_dir=tmp / "results", html_dir=tmp / "html")
     return Side(commit, bench_dir, conf)
 
 
