@@ -19,7 +19,6 @@ Clocks are injectable (any ``() -> float`` in seconds) so tests can drive them.
 
 from __future__ import annotations
 
-import statistics
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -254,7 +253,3 @@ def handle_only_seconds(
     elapsed = clock() - start
     jax.block_until_ready(handle)
     return elapsed
-
-
-def median(samples: Sequence[float]) -> float:
-    return float(statistics.median(samples))

@@ -106,7 +106,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--alpha",
         type=_alpha,
         default=Settings.alpha,
-        help="significance level of the Mann-Whitney test (default: %(default)s)",
+        help="significance level of the warm-time test (default: %(default)s)",
     )
     parser.add_argument("--output", type=Path, help="write here (atomically) instead of stdout")
 
