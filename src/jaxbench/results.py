@@ -467,12 +467,16 @@ def load_history(
                 non_finite.setdefault((machine_dir, bench), []).append((path, skipped))
 
     for (machine_dir, bench), found in sorted(non_finite.items()):
-        n_skipped = sum(1 for _path, skipped in found if skipped)
+        # NaN is asv's "skipped" (setup raised NotImplementedError, e.g. a
+        # figure XLA does not report on this backend): normal, shown as
+        # "skipped" by compare, so no warning. An infinite value is bad data.
+        infinite_here = [path for path, skipped in found if not skipped]
+        if not infinite_here:
+            continue
         warnings.append(
-            f"{machine_dir}: {bench} is NaN or infinite in {len(found)} result file(s) "
-            f"(first: {found[0][0].name}): {n_skipped} NaN = skipped by asv (left out of "
-            f"comparisons and detection), {len(found) - n_skipped} infinite = treated as "
-            "failed; re-run 'asv run' for those commits if it should have run"
+            f"{machine_dir}: {bench} is infinite in {len(infinite_here)} result file(s) "
+            f"(first: {infinite_here[0].name}), treated as failed; re-run 'asv run' for "
+            "those commits"
         )
 
     if not points:
