@@ -379,13 +379,15 @@ def test_compare_does_not_import_jax(asv_writer: AsvResultsWriter) -> None:
 # -- warm times are tested per round (per process) -----------------------------
 
 
-def _rounds_file(root: Path, commit: str, date: int, levels: list[float]) -> Path:
-    """A real asv result file of TIME whose samples are rounds of 30, one level per round."""
+def _rounds_file(
+    root: Path, commit: str, date: int, levels: list[float], per_round: int = 30
+) -> Path:
+    """A real asv result file of TIME whose samples are rounds of ``per_round``, one level each."""
     from asv import util
     from asv.results import Results
     from asv.runner import BenchmarkResult
 
-    samples = [level * (1 + 0.001 * (k % 7)) for level in levels for k in range(30)]
+    samples = [level * (1 + 0.001 * (k % 7)) for level in levels for k in range(per_round)]
     results = Results({"machine": "box", "python": "3.11"}, {}, commit, date, "3.11", "env", {})
     bench = {"name": TIME, "params": [], "param_names": [], "version": "1", "unit": "seconds"}
     result = BenchmarkResult(
@@ -431,6 +433,32 @@ def test_process_levels_are_not_a_regression_but_a_shift_of_every_process_is(
         _rounds_file(tmp_path / "flat", BASE, 1, [10e-6, 10.1e-6, 10.2e-6, 10.05e-6])
     )
     assert compare_points(flat, slower, settings).rows[0].verdict is Verdict.REGRESSION
+
+
+@pytest.mark.parametrize(("repeat", "rounds"), [(10, "12 and 12"), (None, "4 and 4"), (0, None)])
+def test_round_size_is_read_from_benchmarks_json(
+    tmp_path: Path, repeat: int | None, rounds: str | None
+) -> None:
+    from asv import util
+
+    levels = [10e-6 * (1 + 0.01 * (i % 3)) for i in range(12)]
+    _rounds_file(tmp_path, BASE, 1, levels, per_round=10)
+    _rounds_file(tmp_path, HEAD, 2, [v * 1.3 for v in levels], per_round=10)
+    info: dict[str, object] = {"name": TIME, "type": "time", "unit": "seconds", "version": "1"}
+    if repeat is not None:
+        info["repeat"] = repeat
+    util.write_json(str(tmp_path / "benchmarks.json"), {TIME: info}, api_version=2)
+    done = subprocess.run(
+        [sys.executable, "-m", "jaxbench", "compare", BASE, HEAD, "--results", str(tmp_path),
+         "--format", "json"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    [row] = json.loads(done.stdout)["rows"]
+    if rounds is None:  # repeat chosen by asv: rounds cannot be split back
+        assert "Mann-Whitney" in row["reason"]
+    else:  # 120 samples: rounds of 10 as the suite declares, else the default 30
+        assert f"round medians ({rounds} rounds)" in row["reason"]
+    assert row["verdict"] == "regression"
 
 
 def test_default_round_size_is_the_suites_repeat() -> None:

@@ -16,9 +16,12 @@ from jaxbench.stats import (
     compare_exact,
     compare_factor,
     compare_failures,
+    compare_paired,
     compare_samples,
     hodges_lehmann,
     min_p_value,
+    paired_p_value,
+    paired_round_estimates,
     round_medians,
     rounds_p_value,
 )
@@ -289,3 +292,111 @@ def test_rounds_test_catches_a_shift_that_every_process_shows() -> None:
     # samples that do not split into whole rounds fall back to the pooled test
     fallback = compare_samples(base[:-1], head, round_size=30)
     assert "Mann-Whitney" in fallback.reason
+
+
+# -- paired (side-by-side) test ---------------------------------------------------
+
+
+def _paired_rounds(
+    seed: int,
+    rounds: int,
+    per_round: int,
+    ratio: float,
+    *,
+    process_sd: float = 0.3,
+    own_sd: float = 0.01,
+) -> tuple[list[float], list[float]]:
+    """Base and head samples as ``jaxbench ab`` records them, side by side.
+
+    Each round runs at its own speed (``process_sd``, shared by the pair: the
+    drift the pairing cancels), each sample moves with the moment it was taken
+    (shared by the two samples of a step), and each side has 1 % of its own
+    noise per round and per sample.
+    """
+    rng = np.random.default_rng(seed)
+    base: list[float] = []
+    head: list[float] = []
+    for _ in range(rounds):
+        level = 1e-4 * math.exp(rng.normal(0.0, process_sd))
+        own_b, own_h = rng.normal(0.0, own_sd, 2)
+        for _ in range(per_round):
+            moment = math.exp(rng.normal(0.0, 0.2))
+            base.append(level * moment * math.exp(own_b + rng.normal(0.0, 0.01)))
+            head.append(ratio * level * moment * math.exp(own_h + rng.normal(0.0, 0.01)))
+    return base, head
+
+
+def test_paired_round_estimates_are_per_round_median_log_ratios() -> None:
+    base = [1.0, 2.0, 4.0, 1.0, 1.0, 1.0]
+    head = [2.0, 2.0, 4.0, 1.0, 3.0, math.nan]
+    assert paired_round_estimates(base, head, 3) == [0.0, pytest.approx(math.log(3.0) / 2)]
+    # a pair with a NaN is dropped inside its round; unequal sides or partial rounds: None
+    assert paired_round_estimates(base, head[:-1], 3) is None
+    assert paired_round_estimates(base[:-1], head[:-1], 3) is None
+    assert paired_round_estimates(base[:3], head[:3], 3) is None  # one round: no test
+    assert paired_round_estimates([1.0, math.nan], [1.0, math.nan], 1) is None
+
+
+def test_paired_test_finds_a_five_percent_slowdown_under_thirty_percent_drift() -> None:
+    base, head = _paired_rounds(1, 12, 100, 1.05)
+    result = compare_paired(base, head, round_size=100)
+    assert result is not None
+    assert result.verdict is Verdict.REGRESSION
+    assert result.ratio == pytest.approx(1.05, rel=0.01)
+    assert "12 side-by-side rounds" in result.reason
+    swapped = compare_paired(head, base, round_size=100)
+    assert swapped is not None
+    assert swapped.verdict is Verdict.IMPROVEMENT
+    # the unpaired per-round test on the same samples cannot see it
+    assert compare_samples(base, head, round_size=100).verdict is Verdict.NOT_SIGNIFICANT
+
+
+def test_paired_test_rarely_flags_no_change() -> None:
+    flagged = 0
+    for seed in range(200):
+        base, head = _paired_rounds(seed, 12, 20, 1.0)
+        result = compare_paired(base, head, round_size=20)
+        assert result is not None
+        flagged += result.verdict in SIGNIFICANT
+    assert flagged <= 2  # alpha 0.01 and the 2 % gate
+
+
+def test_paired_test_gate_keeps_a_tiny_consistent_change_unflagged() -> None:
+    base, head = _paired_rounds(3, 12, 50, 1.01, process_sd=0.0, own_sd=0.0)
+    result = compare_paired(base, head, round_size=50)
+    assert result is not None
+    assert result.p_value is not None
+    assert result.p_value < DEFAULT_ALPHA
+    assert result.verdict is Verdict.NOT_SIGNIFICANT
+    assert "within factor 1.02" in result.reason
+
+
+def test_paired_test_needs_eight_rounds_to_reach_one_percent() -> None:
+    base, head = _paired_rounds(4, 7, 10, 1.5)
+    seven = compare_paired(base, head, round_size=10)
+    assert seven is not None
+    assert seven.verdict is Verdict.INCONCLUSIVE
+    assert "measure more rounds" in seven.reason
+    base, head = _paired_rounds(4, 8, 10, 1.5)
+    eight = compare_paired(base, head, round_size=10)
+    assert eight is not None
+    assert eight.verdict is Verdict.REGRESSION
+
+
+def test_paired_test_is_not_used_for_unpaired_samples() -> None:
+    assert compare_paired([1.0] * 30, [1.0] * 20, round_size=10) is None
+    with pytest.raises(ValueError, match="factor"):
+        compare_paired([1.0] * 20, [1.0] * 20, round_size=10, factor=0.5)
+
+
+def test_paired_p_value_is_exact_without_ties_and_approximate_with_them() -> None:
+    from scipy.stats import wilcoxon
+
+    clean = [0.01 * (i + 1) for i in range(10)]
+    assert paired_p_value(clean) == pytest.approx(2 / 2**10)
+    assert paired_p_value(clean) == pytest.approx(float(wilcoxon(clean).pvalue))
+    tied = [0.02, 0.02, -0.01, 0.03, 0.03, 0.04, 0.05, 0.01, 0.02, 0.06]
+    p = paired_p_value(tied)
+    assert 0.0 < p < 0.05
+    assert paired_p_value([0.0] * 8) == 1.0
+    assert paired_p_value(list(reversed(tied))) == p

@@ -294,6 +294,24 @@ def test_the_review_fails_the_check_only_after_uploading() -> None:
     assert "--record-samples" in "".join(names)
 
 
+def test_the_review_pairs_warm_times_with_jaxbench_ab() -> None:
+    review = workflow("pr-bench.yml")["jobs"]["review"]
+    runs = [str(step.get("run", "")) for step in steps(review)]
+    asv_run = next(i for i, r in enumerate(runs) if "asv run" in r)
+    ab = next(i for i, r in enumerate(runs) if "jaxbench ab --base-commit" in r)
+    compare = next(i for i, r in enumerate(runs) if 'jaxbench "${args[@]}"' in r)
+    # ab replaces asv's time samples, so it runs after asv and before compare,
+    # and compare tests pairs of the size ab took
+    assert asv_run < ab < compare
+    assert '--per-round "$AB_PER_ROUND"' in runs[ab]
+    assert '--paired "$AB_PER_ROUND"' in runs[compare]
+    assert '--env "$ASV_ENV"' in runs[ab]
+    install = next(i for i, r in enumerate(runs) if "git worktree add" in r)
+    assert install < ab
+    assert "--no-deps" in runs[install]
+    assert '"jax==$JAX_VERSION"' in runs[install]
+
+
 def test_reusable_workflow_calls_pass_known_inputs() -> None:
     for path in WORKFLOW_FILES:
         for name, job in load(path)["jobs"].items():

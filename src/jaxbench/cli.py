@@ -27,6 +27,7 @@ __all__ = ["COMMANDS", "main"]
 COMMANDS: dict[str, str] = {
     "report": "report",
     "compare": "compare",
+    "ab": "ab",
     "regressions": "regressions",
     "hlo-diff": "hlo_diff",
     "publish": "publish",

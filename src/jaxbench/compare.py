@@ -8,9 +8,11 @@ comparison never crosses machines. Each row gets the rule its kind calls for
 kind       rule
 =========  ===============================================================
 TIME       Welch t-test on log per-round medians (asv appends rounds of
-           ``round_size`` samples, default 30 = the suite's ``repeat``),
-           Mann-Whitney U on pooled samples when they do not split into
-           rounds; plus a factor (default 1.05)
+           ``repeat`` samples, read from benchmarks.json; 30, the suite's,
+           when unknown), Mann-Whitney U on pooled samples when they do not
+           split into rounds; plus a factor (default 1.05). Measured side by
+           side (``jaxbench ab``, ``Settings.paired``): a paired Wilcoxon
+           test over rounds and a 1.02 gate
 COMPILE    one value per run: factor only (default 1.25), reported apart
 WORK       exact: any relative change beyond 1e-9 is "work changed"
 ACCURACY   ``track_tolerance_used`` > 1 at head but not at base is a
@@ -41,12 +43,14 @@ from jaxbench.results import Point
 from jaxbench.stats import (
     DEFAULT_ALPHA,
     DEFAULT_FACTOR,
+    PAIRED_FACTOR,
     Comparison,
     Verdict,
     compare_exact,
     compare_factor,
     compare_failures,
     compare_new,
+    compare_paired,
     compare_removed,
     compare_samples,
     compare_skipped,
@@ -81,6 +85,15 @@ class Settings:
     #: pooled samples. Samples that do not split into >= 2 whole rounds of
     #: this size are tested pooled.
     round_size: int | None = 30
+    #: Per benchmark: samples per round read from asv's benchmarks.json
+    #: (its ``repeat``; None where repeat is not a fixed count, so rounds
+    #: cannot be split back). Benchmarks not listed use ``round_size``.
+    round_sizes: tuple[tuple[str, int | None], ...] = ()
+    #: Samples per round of base and head measured side by side by
+    #: ``jaxbench ab`` (``--paired``): warm times are tested pair by pair
+    #: (:func:`jaxbench.stats.compare_paired`); None: not paired.
+    paired: int | None = None
+    paired_factor: float = PAIRED_FACTOR
 
 
 @dataclass(frozen=True)
@@ -184,6 +197,33 @@ def _compare_time(base: Point, head: Point, settings: Settings) -> Comparison:
                 f"{_result_file(point)}: {point.key.benchmark} has no samples and no 99% "
                 "interval; rerun asv with --record-samples for that commit"
             )
+    if settings.paired is not None:
+        paired = compare_paired(
+            base.samples,
+            head.samples,
+            round_size=settings.paired,
+            factor=settings.paired_factor,
+            alpha=settings.alpha,
+        )
+        if paired is not None:
+            return paired
+        unpaired = _compare_unpaired(base, head, settings)
+        return replace(
+            unpaired,
+            reason=f"{unpaired.reason}; not paired ({len(base.samples)} and "
+            f"{len(head.samples)} samples, not whole rounds of {settings.paired})",
+        )
+    return _compare_unpaired(base, head, settings)
+
+
+def _round_size(benchmark: str, settings: Settings) -> int | None:
+    for name, size in settings.round_sizes:
+        if name == benchmark:
+            return size
+    return settings.round_size
+
+
+def _compare_unpaired(base: Point, head: Point, settings: Settings) -> Comparison:
     return compare_samples(
         base.samples,
         head.samples,
@@ -193,7 +233,7 @@ def _compare_time(base: Point, head: Point, settings: Settings) -> Comparison:
         head_ci=head.ci_99,
         factor=settings.factor,
         alpha=settings.alpha,
-        round_size=settings.round_size,
+        round_size=_round_size(base.key.benchmark, settings),
     )
 
 

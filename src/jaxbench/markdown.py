@@ -286,12 +286,22 @@ def _render(
             ]
         lines += ["", "</details>", ""]
     settings = report.settings
+    if settings.paired is not None:
+        warm = (
+            f"warm time measured side by side ({settings.paired} samples a round), "
+            f"two-sided paired Wilcoxon over rounds p < {settings.alpha:g} and paired ratio "
+            f"beyond {settings.paired_factor:g}"
+        )
+    else:
+        warm = (
+            f"warm time two-sided test p < {settings.alpha:g} (Welch t on log per-round "
+            "medians; pooled Mann-Whitney when samples do not split into rounds) and "
+            f"ratio beyond {settings.factor:g}"
+        )
     lines += [
         f"Machine: {escape(report.machine)}  ",
         "Environments: " + ", ".join(escape(e) for e in report.env_names) + "  ",
-        f"Thresholds: warm time two-sided test p < {settings.alpha:g} (Welch t on log "
-        "per-round medians; pooled Mann-Whitney when samples do not split into rounds) and "
-        f"ratio beyond {settings.factor:g}; compile time {settings.compile_factor:g}; "
+        f"Thresholds: {warm}; compile time {settings.compile_factor:g}; "
         f"memory {settings.memory_factor:g}; work exact.",
     ]
     return "\n".join(lines) + "\n"

@@ -33,6 +33,13 @@ where rounds are known, and the factor gate, which keeps a tiny but
 against each other on a busy machine, which no within-run test sees: run
 base and head with ``asv run --interleave-rounds``.
 
+Base and head measured side by side by ``jaxbench ab`` (sample ``i`` of
+each round of base taken within milliseconds of sample ``i`` of head) are
+tested by :func:`compare_paired`: per round, the median log ratio of the
+paired samples; across rounds, a Wilcoxon signed-rank test, and a smaller
+gate (``PAIRED_FACTOR``), because pairing removes the drift that the other
+tests must allow for.
+
 The pooled test is never allowed to call a difference significant from fewer
 samples than it needs: with ``n`` and ``m`` samples the smallest two-sided
 p-value an exact test can return is ``2 / C(n + m, n)`` (1/3 for 2 and 2);
@@ -51,22 +58,29 @@ __all__ = [
     "DEFAULT_ALPHA",
     "DEFAULT_FACTOR",
     "EXACT_RTOL",
+    "PAIRED_FACTOR",
     "Comparison",
     "Verdict",
     "compare_exact",
     "compare_factor",
     "compare_failures",
     "compare_new",
+    "compare_paired",
     "compare_removed",
     "compare_samples",
     "hodges_lehmann",
     "min_p_value",
+    "paired_p_value",
+    "paired_round_estimates",
     "round_medians",
     "rounds_p_value",
 ]
 
 DEFAULT_ALPHA = 0.01
 DEFAULT_FACTOR = 1.05
+#: The gate of the paired test: a lockstep estimate is good to about a
+#: percent (``docs/detection-power.md``), so a 2 % change can be called.
+PAIRED_FACTOR = 1.02
 EXACT_RTOL = 1e-9
 # Above this many samples in all, or with ties, scipy's exact distribution is
 # replaced by the tie-corrected normal approximation.
@@ -355,19 +369,47 @@ def compare_samples(
     agrees = (direction is Verdict.REGRESSION and shift > 0) or (
         direction is Verdict.IMPROVEMENT and shift < 0
     )
-    if p < alpha and agrees:
+    return _tested(
+        (b_med, h_med, ratio, shift),
+        p,
+        direction if agrees else Verdict.UNCHANGED,
+        test=test,
+        alpha=alpha,
+        gate=("ratio beyond", "change within", factor),
+        sizes=sizes,
+    )
+
+
+def _tested(
+    values: tuple[float, float, float | None, float],
+    p: float,
+    direction: Verdict,
+    *,
+    test: str,
+    alpha: float,
+    gate: tuple[str, str, float],
+    sizes: dict[str, int],
+) -> Comparison:
+    """A test's verdict: significant at ``alpha`` and beyond the gate, or not significant.
+
+    ``values`` is (base, head, ratio, shift); ``direction`` is the gate's
+    answer (UNCHANGED: within it); ``gate`` words the reason.
+    """
+    b_med, h_med, ratio, shift = values
+    beyond, within, factor = gate
+    if p < alpha and direction is not Verdict.UNCHANGED:
         return Comparison(
             b_med,
             h_med,
             ratio,
             p,
             direction,
-            f"{test} p={_fmt(p)} < {alpha:g} and ratio beyond {factor:g}",
+            f"{test} p={_fmt(p)} < {alpha:g} and {beyond} {factor:g}",
             shift,
             **sizes,
         )
     if p < alpha:
-        reason = f"{test} p={_fmt(p)} < {alpha:g} but change within factor {factor:g}"
+        reason = f"{test} p={_fmt(p)} < {alpha:g} but {within} factor {factor:g}"
     else:
         reason = f"{test} p={_fmt(p)} >= {alpha:g}"
     return Comparison(b_med, h_med, ratio, p, Verdict.NOT_SIGNIFICANT, reason, shift, **sizes)
@@ -419,4 +461,123 @@ def _compare_intervals(
         None,
         direction,
         f"{note} apart and ratio beyond {factor:g})",
+    )
+
+
+def paired_round_estimates(
+    base: Sequence[float], head: Sequence[float], round_size: int
+) -> list[float] | None:
+    """Per round, the median of ``log(head_i / base_i)`` over the round's pairs.
+
+    ``base`` and ``head`` hold the same number of samples, ``round_size`` per
+    round, sample ``i`` of one side taken beside sample ``i`` of the other
+    (``jaxbench ab``). None unless they split into >= 2 whole rounds; pairs
+    with a non-finite or non-positive sample are dropped inside their round,
+    and a round left empty means the split is not trusted.
+    """
+    if (
+        round_size < 1
+        or len(base) != len(head)
+        or len(base) < 2 * round_size
+        or len(base) % round_size
+    ):
+        return None
+    estimates = []
+    for start in range(0, len(base), round_size):
+        logs = [
+            math.log(h / b)
+            for b, h in zip(
+                base[start : start + round_size], head[start : start + round_size], strict=True
+            )
+            if math.isfinite(b) and math.isfinite(h) and b > 0 and h > 0
+        ]
+        if not logs:
+            return None
+        estimates.append(_median(logs))
+    return estimates
+
+
+def paired_p_value(estimates: Sequence[float]) -> float:
+    """Two-sided Wilcoxon signed-rank p-value of per-round ``estimates`` around 0.
+
+    Exact when no two magnitudes tie and none is zero; otherwise the
+    tie-corrected normal approximation (scipy's default there is a
+    permutation test that took 0.7 s for 12 values here).
+    """
+    import warnings
+
+    from scipy.stats import wilcoxon
+
+    if all(e == 0.0 for e in estimates):
+        return 1.0
+    # Order-independent: the test depends on the multiset of values only.
+    values = sorted(estimates)
+    magnitudes = [abs(v) for v in values]
+    clean = 0.0 not in magnitudes and len(set(magnitudes)) == len(magnitudes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", (RuntimeWarning, UserWarning))
+        p = float(
+            wilcoxon(
+                values,
+                zero_method="wilcox",
+                alternative="two-sided",
+                method="exact" if clean else "asymptotic",
+            ).pvalue
+        )
+    return min(1.0, p) if math.isfinite(p) else 1.0
+
+
+def compare_paired(
+    base_samples: Sequence[float],
+    head_samples: Sequence[float],
+    *,
+    round_size: int,
+    factor: float = PAIRED_FACTOR,
+    alpha: float = DEFAULT_ALPHA,
+) -> Comparison | None:
+    """Warm times measured side by side: a paired test over rounds.
+
+    The estimate of head / base is ``exp`` of the median of the per-round
+    estimates (:func:`paired_round_estimates`); the verdict needs a two-sided
+    Wilcoxon signed-rank test on them at ``alpha`` and the estimate beyond
+    ``factor``. With ``r`` rounds the smallest p-value is ``2 / 2**r``, so
+    fewer than 8 rounds cannot reach ``alpha = 0.01``: INCONCLUSIVE. None when
+    the samples are not paired (different counts, or not whole rounds); the
+    caller then uses :func:`compare_samples`.
+    """
+    if factor < 1.0:
+        raise ValueError(f"factor must be >= 1, got {factor}")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    estimates = paired_round_estimates(base_samples, head_samples, round_size)
+    if estimates is None:
+        return None
+    base, head = _finite(base_samples), _finite(head_samples)
+    b_med, h_med = _median(base), _median(head)
+    shift = _median(estimates)
+    ratio = math.exp(shift)
+    sizes = {"n_base": len(base), "n_head": len(head)}
+    rounds = len(estimates)
+    smallest = 2.0 / 2.0**rounds
+    test = f"paired Wilcoxon over {rounds} side-by-side rounds"
+    if smallest >= alpha:
+        return Comparison(
+            b_med,
+            h_med,
+            ratio,
+            None,
+            Verdict.INCONCLUSIVE,
+            f"{test}: the smallest p-value {rounds} rounds can give is {_fmt(smallest)}, "
+            f"not below alpha {alpha:g}; measure more rounds",
+            shift,
+            **sizes,
+        )
+    return _tested(
+        (b_med, h_med, ratio, shift),
+        paired_p_value(estimates),
+        _direction(1.0, ratio, factor),
+        test=test,
+        alpha=alpha,
+        gate=("paired ratio beyond", "paired ratio within", factor),
+        sizes=sizes,
     )

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from jaxbench.commands import positive_int
 from jaxbench.compare import (
     DEFAULT_FAIL_ON,
     FAIL_CATEGORIES,
@@ -36,6 +37,7 @@ __all__ = [
     "format_text",
     "load_sides",
     "read_param_names",
+    "read_round_sizes",
     "run",
 ]
 
@@ -108,7 +110,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=Settings.alpha,
         help="significance level of the warm-time test (default: %(default)s)",
     )
+    parser.add_argument(
+        "--paired",
+        type=positive_int,
+        metavar="N",
+        help="warm times were measured side by side by 'jaxbench ab', N samples per round "
+        "(its --per-round): test them pair by pair",
+    )
+    parser.add_argument(
+        "--paired-factor",
+        type=_factor,
+        default=Settings.paired_factor,
+        help="warm-time ratio that counts as a change with --paired (default: %(default)s)",
+    )
     parser.add_argument("--output", type=Path, help="write here (atomically) instead of stdout")
+
+
+def _benchmarks_json(args: argparse.Namespace) -> Path:
+    if _looks_like_file(args.head):
+        return Path(args.head).parent.parent / "benchmarks.json"
+    return Path(args.results) / "benchmarks.json"
 
 
 def _looks_like_file(arg: str) -> bool:
@@ -156,6 +177,31 @@ def load_sides(
     base_points = [p for p in history.points if p.commit == base_commit]
     head_points = [p for p in history.points if p.commit == head_commit]
     return base_points, head_points, history.warnings
+
+
+def read_round_sizes(benchmarks_json: Path) -> tuple[tuple[str, int | None], ...]:
+    """Time benchmark -> samples per asv round (its ``repeat``), from benchmarks.json.
+
+    asv appends ``repeat`` samples per round when ``repeat`` is a fixed
+    count; otherwise (0: asv decides; a (min, max, time) triple) the rounds
+    cannot be split back and the benchmark is tested pooled (None). A
+    benchmark without ``repeat``, or a file that cannot be read, gets the
+    default round size.
+    """
+    try:
+        data = json.loads(benchmarks_json.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return ()
+    if not isinstance(data, dict):
+        return ()
+    sizes: list[tuple[str, int | None]] = []
+    for bench, info in sorted(data.items()):
+        if not isinstance(info, dict) or info.get("type") != "time" or "repeat" not in info:
+            continue
+        repeat = info["repeat"]
+        fixed = isinstance(repeat, int) and not isinstance(repeat, bool) and repeat > 0
+        sizes.append((bench, repeat if fixed else None))
+    return tuple(sizes)
 
 
 def read_param_names(results: Path) -> dict[str, tuple[str, ...]]:
@@ -265,6 +311,9 @@ def run(args: argparse.Namespace) -> int:
         compile_factor=args.compile_factor,
         memory_factor=args.memory_factor,
         alpha=args.alpha,
+        paired=args.paired,
+        paired_factor=args.paired_factor,
+        round_sizes=read_round_sizes(_benchmarks_json(args)),
     )
     base, head, warnings = load_sides(
         args.base, args.head, args.results, machine=args.machine, env_name=args.env

@@ -1,0 +1,319 @@
+"""``jaxbench ab``: time base and head side by side and record asv results.
+
+Each asv time benchmark (and parameter set) is measured in ``--rounds``
+rounds; a round starts one process per side and takes ``--per-round``
+samples from each, in turn (:mod:`jaxbench.lockstep`). The samples go into
+the two commits' asv result files (created, or updated in place with asv's
+own ``Results`` class, written atomically), so ``jaxbench compare BASE HEAD
+--paired PER_ROUND`` tests them pair by pair, and every other figure asv
+recorded in those files is compared as usual.
+
+Base and head each need a Python where that commit, jax and asv_runner are
+installed (``--base-python``, ``--head-python``); both default to this
+interpreter, for benchmarks whose difference lies in the benchmark
+directories themselves (``--base-benchmarks``, ``--head-benchmarks``).
+Never imports jax: the worker processes do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import itertools
+import math
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from jaxbench.commands import positive_int
+from jaxbench.errors import ResultsError, UsageError
+from jaxbench.lockstep import (
+    DEFAULT_TIMEOUT,
+    Side,
+    SideResult,
+    finite_median,
+    list_benchmarks,
+    run_lockstep,
+)
+
+__all__ = ["HELP", "add_arguments", "run"]
+
+HELP = "time base and head side by side (lockstep) into asv results, for 'compare --paired'"
+
+_HEX = re.compile(r"^[0-9a-f]{8,40}$")
+
+
+def _commit(text: str) -> str:
+    if not _HEX.match(text):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a commit hash; give 8 to 40 lowercase hex digits "
+            "(git rev-parse COMMIT)"
+        )
+    return text
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--base-commit", type=_commit, required=True, help="base commit hash")
+    parser.add_argument("--head-commit", type=_commit, required=True, help="head commit hash")
+    parser.add_argument(
+        "--base-python",
+        default=sys.executable,
+        help="Python with the base commit installed (default: this one)",
+    )
+    parser.add_argument(
+        "--head-python",
+        default=sys.executable,
+        help="Python with the head commit installed (default: this one)",
+    )
+    parser.add_argument(
+        "--benchmarks",
+        type=Path,
+        default=Path("benchmarks"),
+        help="asv benchmark directory for both sides (default: benchmarks)",
+    )
+    parser.add_argument("--base-benchmarks", type=Path, help="benchmark directory of the base")
+    parser.add_argument("--head-benchmarks", type=Path, help="benchmark directory of the head")
+    parser.add_argument(
+        "-b",
+        "--bench",
+        action="append",
+        metavar="REGEX",
+        help="only time benchmarks whose name matches (as asv run -b; repeatable)",
+    )
+    parser.add_argument(
+        "--rounds", type=positive_int, default=12, help="process pairs (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--per-round",
+        type=positive_int,
+        default=100,
+        help="samples per side per round, taken in turn (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--cpus",
+        type=int,
+        default=1,
+        help="CPUs both processes of a round are pinned to, rotating between rounds; "
+        "0: no pinning (default: %(default)s; see docs/pull-requests.md)",
+    )
+    parser.add_argument("--machine", required=True, help="machine name for the results")
+    parser.add_argument(
+        "--env",
+        default="lockstep",
+        help="environment name for the results: the asv environment the Pythons "
+        "match, to merge with 'asv run' results (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--results", type=Path, default=Path("results"), help="asv results dir (default: results)"
+    )
+
+
+def _selected(benchmarks: list[dict[str, Any]], patterns: list[str] | None) -> list[dict[str, Any]]:
+    if not patterns:
+        return benchmarks
+    try:
+        compiled = [re.compile(p) for p in patterns]
+    except re.error as exc:
+        raise UsageError(f"--bench: bad regular expression: {exc}") from None
+    return [b for b in benchmarks if any(c.search(str(b.get("name", ""))) for c in compiled)]
+
+
+def _combos(bench: dict[str, Any]) -> list[int | None]:
+    params = bench.get("params") or []
+    if not params:
+        return [None]
+    return list(range(len(list(itertools.product(*params)))))
+
+
+def _check_python(side: Side) -> None:
+    """Fail early, before anything is printed or run, on a Python that is not there."""
+    found = shutil.which(side.python)
+    if found is None or not os.access(found, os.X_OK):
+        raise UsageError(
+            f"cannot start the {side.label} Python {side.python!r}: not an executable; "
+            "give the interpreter of an environment where that commit and asv_runner "
+            "are installed"
+        )
+
+
+def _timeout(bench: dict[str, Any]) -> float:
+    """The benchmark's asv ``timeout`` (seconds), asv's default when unset or odd."""
+    value = bench.get("timeout")
+    if isinstance(value, int | float) and math.isfinite(value) and value > 0:
+        return float(value)
+    return DEFAULT_TIMEOUT
+
+
+def _fmt_us(seconds: float) -> str:
+    return f"{seconds * 1e6:.2f} us" if math.isfinite(seconds) else "-"
+
+
+def _benchmark_result(outcomes: list[SideResult]) -> Any:
+    from asv.runner import BenchmarkResult
+
+    values: list[float | None] = []
+    samples: list[list[float] | None] = []
+    numbers: list[int | None] = []
+    errors = []
+    for outcome in outcomes:
+        if outcome.failure:
+            values.append(None)
+            samples.append(None)
+            numbers.append(None)
+            errors.append(outcome.failure)
+        elif outcome.skip:
+            values.append(math.nan)
+            samples.append(None)
+            numbers.append(None)
+        else:
+            values.append(finite_median(outcome.samples))
+            samples.append(list(outcome.samples))
+            numbers.append(outcome.number)
+    return BenchmarkResult(
+        result=values,
+        samples=samples,
+        number=numbers,
+        errcode=1 if errors else 0,
+        stderr="\n".join(errors),
+        profile=None,
+    )
+
+
+def _load_or_new(results_dir: Path, machine: str, commit: str, env: str, python: str) -> Any:
+    from asv.results import Results, get_filename
+
+    path = results_dir / get_filename(machine, commit, env)
+    if path.is_file():
+        try:
+            return Results.load(str(path), machine)
+        except Exception as exc:  # asv raises its own types for every kind of bad file
+            raise ResultsError(
+                f"{path}: cannot be updated ({type(exc).__name__}: {exc}); "
+                "move it away or re-run asv for that commit"
+            ) from None
+    date = int(time.time() * 1000)
+    return Results(
+        {"machine": machine, "python": python},
+        {},
+        commit,
+        date,
+        python,
+        env,
+        {},
+    )
+
+
+def _save_atomic(result: Any, results_dir: Path) -> Path:
+    from asv.results import get_filename
+
+    target: Path = results_dir / get_filename(
+        result.params["machine"], result.commit_hash, result.env_name
+    )
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".jaxbench-ab-", dir=results_dir))
+    except OSError as exc:
+        raise UsageError(f"cannot write under {results_dir}: {exc.strerror or exc}") from None
+    try:
+        result.save(str(tmp))
+        os.replace(tmp / target.relative_to(results_dir), target)
+    except OSError as exc:
+        raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from None
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+def run(args: argparse.Namespace) -> int:
+    base = Side("base", args.base_python, args.base_benchmarks or args.benchmarks)
+    head = Side("head", args.head_python, args.head_benchmarks or args.benchmarks)
+    if args.cpus < 0:
+        raise UsageError(f"--cpus must be 0 (no pinning) or more, got {args.cpus}")
+    _check_python(base)
+    _check_python(head)
+    if args.rounds < 8:
+        print(
+            f"jaxbench: warning: --rounds {args.rounds}: compare --paired needs 8 rounds "
+            "or more to reach p < 0.01; it will call every warm time inconclusive",
+            file=sys.stderr,
+        )
+    if args.base_commit == args.head_commit:
+        raise UsageError("--base-commit and --head-commit are the same; give two commits")
+    listed = _selected(list_benchmarks(head), args.bench)
+    if not listed:
+        raise UsageError(
+            f"no asv time benchmark in {head.benchmarks} matches {args.bench}; "
+            "check the --bench pattern (asv check lists the benchmarks)"
+        )
+    python = f"{sys.version_info.major}.{sys.version_info.minor}"
+    results = {
+        "base": _load_or_new(args.results, args.machine, args.base_commit, args.env, python),
+        "head": _load_or_new(args.results, args.machine, args.head_commit, args.env, python),
+    }
+    print(
+        f"jaxbench ab: {len(listed)} benchmark(s), {args.rounds} rounds x "
+        f"{args.per_round} samples a side, base {args.base_commit[:8]} / head "
+        f"{args.head_commit[:8]}",
+        file=sys.stderr,
+    )
+    for bench in listed:
+        name = str(bench["name"])
+        started = datetime.datetime.now(datetime.UTC)
+        clock = time.perf_counter()
+        outcomes: dict[str, list[SideResult]] = {"base": [], "head": []}
+        for idx in _combos(bench):
+            b, h = run_lockstep(
+                base,
+                head,
+                name,
+                idx,
+                rounds=args.rounds,
+                per_round=args.per_round,
+                cpus=args.cpus,
+                timeout=_timeout(bench),
+            )
+            outcomes["base"].append(b)
+            outcomes["head"].append(h)
+            label = name if idx is None else f"{name}-{idx}"
+            print(
+                f"  {label}: base {_describe(b)}, head {_describe(h)}",
+                file=sys.stderr,
+            )
+        duration = time.perf_counter() - clock
+        info = {"name": name, "version": bench.get("version"), "params": bench.get("params")}
+        for side in ("base", "head"):
+            results[side].add_result(
+                info,
+                _benchmark_result(outcomes[side]),
+                started_at=started,
+                duration=duration,
+                record_samples=True,
+            )
+    written = [_save_atomic(results[side], args.results) for side in ("base", "head")]
+    for path in written:
+        print(f"jaxbench ab: wrote {path}", file=sys.stderr)
+    if (args.results / args.machine / "machine.json").is_file():
+        sides = (
+            f"{args.base_commit} {args.head_commit} --results {args.results} "
+            f"--machine {args.machine} --env {args.env}"
+        )
+    else:  # no 'asv machine' here: name the files
+        sides = f"{written[0]} {written[1]}"
+    print(
+        f"jaxbench ab: compare with: jaxbench compare {sides} --paired {args.per_round}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _describe(outcome: SideResult) -> str:
+    if outcome.failure:
+        return f"failed ({outcome.failure})"
+    if outcome.skip:
+        return f"skipped ({outcome.skip})"
+    return f"median {_fmt_us(finite_median(outcome.samples))} ({len(outcome.samples)} samples)"

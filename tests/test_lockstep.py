@@ -1,0 +1,234 @@
+"""``jaxbench ab``: base and head timed side by side by real worker processes.
+
+The workers are real Python processes running real jax on the CPU, loading
+throw-away asv benchmark directories with asv_runner's own discovery and
+timer; the results are real asv result files written by asv's ``Results``
+class, then read by ``jaxbench compare --paired``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import AsvResultsWriter, commit_hash
+from jaxbench.lockstep import Side, list_benchmarks, round_cpus, run_lockstep, schedule
+from jaxbench.results import load_result_file
+
+BASE, HEAD = commit_hash(1), commit_hash(2)
+TIME = "suite.Predict.time_warm"
+BROKEN = "suite.Broken.time_warm"
+
+SUITE = textwrap.dedent(
+    """
+    import dataclasses
+    import jax.numpy as jnp
+    from jaxbench import workloads
+    from jaxbench.asvsuite import jax_suite
+
+    EXTRA = {extra}
+    OFF = {off}
+
+    def _spin(k):
+        total = 0
+        for i in range(k):
+            total += i
+        return total
+
+    def _broken():
+        return dataclasses.replace(
+            workloads.get("predict"), fn=lambda x, w: jnp.tanh(x @ w) + OFF
+        )
+
+    _Timed, PredictFigures = jax_suite("Predict", "predict", params={{"rows": [64]}})
+    Broken, BrokenFigures = jax_suite("Broken", _broken)
+
+    class Predict(_Timed):
+        def time_warm(self, *p):
+            _spin(EXTRA)
+            super().time_warm(*p)
+
+    del _Timed
+    """
+)
+
+
+def _suite(root: Path, *, extra: int = 0, off: float = 0.0) -> Path:
+    root.mkdir(parents=True)
+    (root / "__init__.py").write_text("")
+    (root / "suite.py").write_text(SUITE.format(extra=extra, off=off))
+    return root
+
+
+def _jaxbench(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "jaxbench", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=600,
+    )
+
+
+def test_schedule_alternates_who_goes_first() -> None:
+    assert schedule(4, 0) == [(0, 1), (1, 0), (0, 1), (1, 0)]
+    assert schedule(3, 1) == [(1, 0), (0, 1), (1, 0)]
+    # over two rounds each side goes first equally often
+    firsts = [step[0] for r in (0, 1) for step in schedule(5, r)]
+    assert firsts.count(0) == firsts.count(1)
+
+
+def test_round_cpus_rotate_over_the_allowed_cpus() -> None:
+    allowed = sorted(os.sched_getaffinity(0))
+    if len(allowed) < 2:
+        pytest.skip("one CPU: nothing to pin apart")
+    assert round_cpus(1, 0) == (allowed[0],)
+    assert round_cpus(1, 1) == (allowed[1 % len(allowed)],)
+    assert round_cpus(1, len(allowed)) == (allowed[0],)
+    assert round_cpus(0, 3) == ()
+    assert round_cpus(len(allowed), 0) == ()
+
+
+def test_lockstep_samples_both_sides_and_keeps_a_failing_side_apart(tmp_path: Path) -> None:
+    base = Side("base", sys.executable, _suite(tmp_path / "base" / "suite_b"))
+    head = Side("head", sys.executable, _suite(tmp_path / "head" / "suite_h", off=0.5))
+    names = {b["name"] for b in list_benchmarks(head)}
+    assert names == {TIME, BROKEN}  # asv's names: module path inside the directory
+
+    b, h = run_lockstep(base, head, TIME, 0, rounds=2, per_round=5)
+    assert len(b.samples) == len(h.samples) == 10
+    assert b.number == h.number == 50
+    assert all(s > 0 for s in (*b.samples, *h.samples))
+
+    # a wrong answer at head fails its setup; base is still measured, alone
+    b, h = run_lockstep(base, head, BROKEN, None, rounds=2, per_round=3)
+    assert len(b.samples) == 6
+    assert not b.failure
+    assert h.samples == ()
+    assert "ReferenceMismatch" in h.failure
+
+
+def test_ab_writes_asv_results_that_compare_paired_flags(
+    tmp_path: Path, asv_writer: AsvResultsWriter
+) -> None:
+    # asv already recorded a figure for both commits: ab must keep it
+    track = "suite.PredictFigures.track_work_flops"
+    asv_writer.add_benchmark(track, params=[["64"]], unit="flops")
+    asv_writer.write_meta()
+    for i, commit in enumerate((BASE, HEAD)):
+        asv_writer.write_result(commit, 1_000 * (i + 1), {track: [65536.0]})
+    _suite(tmp_path / "base" / "suite")
+    _suite(tmp_path / "head" / "suite", extra=3000, off=0.5)  # ~3x slower; Broken breaks
+
+    done = _jaxbench(
+        "ab",
+        "--base-commit", BASE, "--head-commit", HEAD,
+        "--base-benchmarks", tmp_path / "base" / "suite",
+        "--head-benchmarks", tmp_path / "head" / "suite",
+        "--rounds", "8", "--per-round", "10",
+        "--machine", "m1", "--env", "virtualenv-py3.11",
+        "--results", asv_writer.root,
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "--paired 10" in done.stderr
+
+    head_file = asv_writer.root / "m1" / f"{HEAD[:8]}-virtualenv-py3.11.json"
+    points = {p.key.benchmark: p for p in load_result_file(head_file)}
+    assert points[track].value == 65536.0  # asv's figure kept
+    assert len(points[TIME].samples) == 80
+    assert points[TIME].number == 50
+    assert points[BROKEN].failed  # a failure, never a time
+    base_points = {p.key.benchmark: p for p in load_result_file(head_file.with_name(
+        f"{BASE[:8]}-virtualenv-py3.11.json"))}  # fmt: skip
+    assert base_points[BROKEN].value is not None
+    assert base_points[BROKEN].value > 0
+
+    compared = _jaxbench(
+        "compare", BASE, HEAD, "--results", asv_writer.root, "--paired", "10",
+        "--format", "json", cwd=tmp_path,
+    )  # fmt: skip
+    assert compared.returncode == 1, compared.stderr
+    rows = {r["benchmark"]: r for r in json.loads(compared.stdout)["rows"]}
+    assert rows[TIME]["verdict"] == "regression"
+    assert "paired Wilcoxon over 8 side-by-side rounds" in rows[TIME]["reason"]
+    assert rows[TIME]["ratio"] > 1.5
+    assert rows[BROKEN]["verdict"] == "failed"
+    assert rows[track]["verdict"] == "unchanged"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--base-python", "/nonexistent/python"], "cannot start the base Python"),
+        (["--benchmarks", "missing"], "missing: no such benchmark directory"),
+        (["--bench", "NoSuchBenchmark"], "no asv time benchmark in"),
+        (["--bench", "("], "--bench: bad regular expression"),
+        (["--cpus", "-1"], "--cpus must be 0"),
+    ],
+)
+def test_ab_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], message: str) -> None:
+    _suite(tmp_path / "benchmarks")
+    done = _jaxbench(
+        "ab", "--base-commit", BASE, "--head-commit", HEAD, "--machine", "m1",
+        "--benchmarks", "benchmarks", *args, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "results").exists()  # nothing written
+
+
+def test_ab_refuses_a_commit_that_is_not_a_hash(tmp_path: Path) -> None:
+    done = _jaxbench(
+        "ab", "--base-commit", "main", "--head-commit", HEAD, "--machine", "m1", cwd=tmp_path
+    )
+    assert done.returncode == 2
+    assert "is not a commit hash" in done.stderr
+    same = _jaxbench(
+        "ab", "--base-commit", HEAD, "--head-commit", HEAD, "--machine", "m1", cwd=tmp_path
+    )
+    assert same.returncode == 2
+    assert "are the same" in same.stderr
+
+
+STUCK = textwrap.dedent(
+    """
+    import time
+
+    class Stuck:
+        timeout = 3
+        number = 1
+
+        def time_it(self):
+            time.sleep({sleep})
+    """
+)
+
+
+def test_a_side_that_hangs_is_killed_at_the_benchmarks_timeout(tmp_path: Path) -> None:
+    for side, sleep in (("base", 0.001), ("head", 1000)):
+        root = tmp_path / side / "benchmarks"
+        root.mkdir(parents=True)
+        (root / "__init__.py").write_text("")
+        (root / "stuck.py").write_text(STUCK.format(sleep=sleep))
+    done = _jaxbench(
+        "ab", "--base-commit", BASE, "--head-commit", HEAD, "--machine", "m1",
+        "--base-benchmarks", tmp_path / "base" / "benchmarks",
+        "--head-benchmarks", tmp_path / "head" / "benchmarks",
+        "--rounds", "2", "--per-round", "3", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "no answer within 3 s" in done.stderr
+    results = tmp_path / "results" / "m1"
+    base = {p.key.benchmark: p for p in load_result_file(results / f"{BASE[:8]}-lockstep.json")}
+    head = {p.key.benchmark: p for p in load_result_file(results / f"{HEAD[:8]}-lockstep.json")}
+    assert len(base["stuck.Stuck.time_it"].samples) == 6
+    assert head["stuck.Stuck.time_it"].failed
