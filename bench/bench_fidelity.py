@@ -15,6 +15,18 @@ loop. Both asv runs use ``asv run --python=same`` in this environment, with
 the same rounds. Then it times one commit's full suite in this existing
 environment (``--python=same``).
 
+Then the same side by side (``--side-by-side-rounds``, default 12): with
+``jaxbench.lockstep`` (what ``jaxbench ab`` uses) the bare loop
+(``bench/bare_worker.py``) and the suite's benchmark (timed by asv_runner's
+own timer in the real worker) run in two processes pinned to one CPU and are
+sampled in turn, 100 samples of 50 calls a side per round; the suite against
+the lesson's bare loop (``jax.block_until_ready``) and against a bare loop
+ending in the array's own ``block_until_ready()`` (the suite's wait for one
+array: this ratio is the harness's own overhead); the plain benchmark
+against the lesson's loop. The ratio is the paired estimate (median over
+rounds of the median log ratio): what the timing method adds, with the
+drift of a shared machine taken out. ``--trials 0`` runs only this part.
+
 Run: ``.venv/bin/python bench/bench_fidelity.py [--trials 3]``.
 Absolute times depend on the machine; the ratios are the result.
 """
@@ -149,10 +161,48 @@ def asv_value(conf: Path, bench: str, machine: str) -> tuple[float, float]:
     return statistics.median(values), wall
 
 
+def side_by_side(plain_dir: Path, rounds: int) -> None:
+    """Bare loop against the suite, and against the plain benchmark, in lockstep."""
+    import math
+
+    from jaxbench.lockstep import Side, run_lockstep
+    from jaxbench.stats import paired_round_estimates
+
+    per_round = 100
+    worker = ROOT / "bench" / "bare_worker.py"
+    bare_jax = Side("bare", sys.executable, plain_dir.parent / "bare-jax", worker=worker)
+    bare_method = Side("bare", sys.executable, plain_dir.parent / "bare-method", worker=worker)
+    suite = Side("suite", sys.executable, ROOT / "benchmarks")
+    predict = "workloads.Predict.time_warm"
+    others = (
+        ("suite / bare (jax.block_until_ready)", bare_jax, suite, predict, 0),
+        ("suite / bare (array.block_until_ready)", bare_method, suite, predict, 0),
+        ("plain asv / bare (jax.block_until_ready)", bare_jax,
+         Side("plain", sys.executable, plain_dir), "plain.PlainPredict.time_predict", None),
+    )  # fmt: skip
+    print(f"side by side, {rounds} rounds x {per_round} samples a side, pinned:", flush=True)
+    for label, bare_side, side, name, idx in others:
+        start = time.perf_counter()
+        bare, other = run_lockstep(bare_side, side, name, idx, rounds=rounds, per_round=per_round)
+        if not (bare.samples and other.samples):
+            raise SystemExit(f"{label}: {other.failure or other.skip or bare.failure}")
+        estimates = paired_round_estimates(bare.samples, other.samples, per_round)
+        assert estimates is not None
+        ratio = math.exp(statistics.median(estimates))
+        print(
+            f"  {label:41s}: {statistics.median(other.samples) * 1e6:6.1f} us vs "
+            f"{statistics.median(bare.samples) * 1e6:6.1f} us; paired ratio {ratio:.3f} "
+            f"(rounds {min(estimates):+.3f}..{max(estimates):+.3f} log); "
+            f"{time.perf_counter() - start:.0f} s",
+            flush=True,
+        )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trials", type=int, default=3)
     parser.add_argument("--calls", type=int, default=3000, help="calls per bare process")
+    parser.add_argument("--side-by-side-rounds", type=int, default=12)
     args = parser.parse_args()
 
     sys.path.insert(0, str(ROOT / "src"))
@@ -175,6 +225,9 @@ def main() -> int:
         suite_conf = asv_conf(tmp / "suite", ROOT / "benchmarks")
         plain_conf = asv_conf(tmp / "plainrun", plain_dir)
 
+        side_by_side(plain_dir, args.side_by_side_rounds)
+        if not args.trials:
+            return 0
         rows = []
         for trial in range(args.trials):
             b, bb = bare(ROUNDS, args.calls)

@@ -1,4 +1,14 @@
-"""Detection power of ``jaxbench compare`` on this machine, with real asv runs.
+"""Detection power of ``jaxbench compare`` on this machine, with real runs.
+
+Two ways of measuring base and head are compared (``--method``):
+
+* ``lockstep`` (default; what the pull-request workflow does): ``jaxbench
+  ab``'s runner (:func:`jaxbench.lockstep.run_lockstep`) times base and head
+  side by side in pinned process pairs, ``--ab-rounds`` rounds of
+  ``--per-round`` samples a side; the verdict is ``jaxbench compare
+  --paired`` (:func:`jaxbench.stats.compare_paired`). For contrast the table
+  also shows the unpaired per-round test on the very same samples.
+* ``asv``: one ``asv run`` per side, as described below.
 
 For each condition (no change, and a head made about 5 %, 10 % and 20 %
 slower by real extra work) it makes ``--pairs`` base/head comparisons. Each
@@ -169,6 +179,165 @@ def calibrate(levels: Sequence[float]) -> dict[float, tuple[int, float]]:
         extra = round(level / slope) if level else 0
         out[level] = (extra, bare_slowdown(call, extra, rounds=800) if extra else 0.0)
     return out
+
+
+def calibrate_pinned(levels: Sequence[float]) -> dict[float, tuple[int, float]]:
+    """As :func:`calibrate`, with this process pinned to one CPU, as lockstep rounds are."""
+    from jaxbench.lockstep import round_cpus
+
+    cpus = round_cpus(1, 0)
+    if not cpus:
+        return calibrate(levels)
+    before = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, set(cpus))
+    try:
+        return calibrate(levels)
+    finally:
+        os.sched_setaffinity(0, before)
+
+
+def lockstep_pair(
+    sides: tuple[Side, Side], level: float, rounds: int, per_round: int
+) -> dict[str, Any]:
+    """One comparison by ``jaxbench ab``'s runner and ``compare --paired``'s test."""
+    from jaxbench import lockstep
+    from jaxbench.stats import compare_paired
+
+    base, head = (
+        lockstep.Side(label, sys.executable, side.bench_dir)
+        for label, side in zip(("base", "head"), sides, strict=True)
+    )
+    b, h = lockstep.run_lockstep(base, head, TIME, 0, rounds=rounds, per_round=per_round, cpus=1)
+    if not (b.samples and h.samples):
+        raise PairFailed(f"no samples: base {b.failure or b.skip}, head {h.failure or h.skip}")
+    paired = compare_paired(b.samples, h.samples, round_size=per_round)
+    assert paired is not None
+    return {
+        "level": level,
+        "ratio": paired.ratio,
+        "base": b.samples,
+        "head": h.samples,
+        "round_size": per_round,
+        "jaxbench": paired.verdict.value,
+        "method": "lockstep",
+    }
+
+
+def _conditions(data: dict[str, Any]) -> list[tuple[str, int, float, list[dict[str, Any]]]]:
+    """(name, loop iterations, true slowdown, saved pairs) per condition that ran."""
+    out = []
+    for level_text, (extra, true) in data["calibration"].items():
+        level = float(level_text)
+        mine = [o for o in data["pairs"] if o["level"] == level]
+        if mine:
+            out.append(("no change" if level == 0 else f"+{level:.0%}", extra, true, mine))
+    return out
+
+
+def format_lockstep_table(data: dict[str, Any]) -> str:
+    """Counts per condition: the paired test, and the unpaired per-round test."""
+    from jaxbench.stats import compare_paired
+
+    lines = [
+        "| condition | loop iterations | true slowdown (bare loop, pinned) | paired ratio, "
+        "median [min-max] | flagged by compare --paired | any change flagged (paired) "
+        "| unpaired per-round test, same samples |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, extra, true, mine in _conditions(data):
+        n = len(mine)
+        verdicts = []
+        for o in mine:
+            c = compare_paired(o["base"], o["head"], round_size=o["round_size"])
+            assert c is not None
+            verdicts.append(c)
+        regress = sum(c.verdict is Verdict.REGRESSION for c in verdicts)
+        changed = sum(c.verdict in (Verdict.REGRESSION, Verdict.IMPROVEMENT) for c in verdicts)
+        unpaired = sum(
+            compare_samples(o["base"], o["head"], round_size=o["round_size"]).verdict
+            is Verdict.REGRESSION
+            for o in mine
+        )
+        ratios = [c.ratio or float("nan") for c in verdicts]
+        lines.append(
+            f"| {name} | {extra} | {true:+.1%} | {statistics.median(ratios):.3f} "
+            f"[{min(ratios):.3f}-{max(ratios):.3f}] | {regress}/{n} | {changed}/{n} "
+            f"| {unpaired}/{n} |"
+        )
+    return "\n".join(lines)
+
+
+def format_lockstep_noise(data: dict[str, Any]) -> str:
+    """Spread of the per-round paired estimates of the no-change pairs."""
+    import math
+
+    from jaxbench.stats import paired_round_estimates
+
+    spreads = []
+    for o in data["pairs"]:
+        if o["level"] != 0.0:
+            continue
+        est = paired_round_estimates(o["base"], o["head"], o["round_size"])
+        if est and len(est) > 1:
+            spreads.append(statistics.stdev(est))
+    if not spreads:
+        return "no no-change pairs"
+    rms = math.sqrt(statistics.fmean(v * v for v in spreads))
+    lines = [
+        f"no change: sd of the per-round paired log-ratio estimates (rms over pairs): "
+        f"{rms:.4f}, i.e. about {rms:.1%} per round"
+    ]
+    for level_text in data["calibration"]:
+        lines.append(bootstrap_rate(data, float(level_text)))
+    return "\n".join(line for line in lines if line)
+
+
+def bootstrap_rate(data: dict[str, Any], level: float, draws: int = 10_000) -> str:
+    """Share of comparisons flagged, from rounds redrawn out of every pair of a level.
+
+    20 comparisons can only show a rate to within about 15 %; the rounds of
+    all pairs of a condition, drawn again at random ``rounds`` at a time
+    (with replacement), estimate the rate of the very same test (paired
+    Wilcoxon at alpha and the paired gate) far more finely, on the
+    assumption that rounds are independent, which lockstep rounds (fresh
+    processes, rotating CPUs) are meant to be.
+    """
+    import math
+    import random
+
+    from jaxbench.stats import (
+        DEFAULT_ALPHA,
+        PAIRED_FACTOR,
+        paired_p_value,
+        paired_round_estimates,
+    )
+
+    pool: list[float] = []
+    rounds = 0
+    for o in data["pairs"]:
+        if o["level"] != level:
+            continue
+        est = paired_round_estimates(o["base"], o["head"], o["round_size"])
+        if est:
+            pool.extend(est)
+            rounds = len(est)
+    if not pool or rounds < 2:
+        return ""
+    rng = random.Random(12345)
+    gate = math.log(PAIRED_FACTOR)
+    flagged = 0
+    for _ in range(draws):
+        draw = [rng.choice(pool) for _ in range(rounds)]
+        shift = statistics.median(draw)
+        if shift <= gate:  # the gate first: the test only matters beyond it
+            continue
+        if paired_p_value(draw) < DEFAULT_ALPHA:
+            flagged += 1
+    name = "no change" if level == 0 else f"+{level:.0%}"
+    return (
+        f"{name}: {len(pool)} rounds redrawn {rounds} at a time, {draws} times: "
+        f"{flagged / draws:.4%} flagged as a regression"
+    )
 
 
 def in_graph_work_change() -> dict[str, tuple[float | None, float | None]]:
@@ -363,11 +532,8 @@ def format_table(data: dict[str, Any]) -> str:
         "| asv compare rule | work rows changed |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    for level_text, (extra, true) in data["calibration"].items():
-        level = float(level_text)
-        mine = [o for o in data["pairs"] if o["level"] == level]
-        if not mine:
-            continue
+    for name, extra, true, mine in _conditions(data):
+        level = mine[0]["level"]
         n = len(mine)
         ratios = [o["ratio"] for o in mine]
         cells = []
@@ -382,7 +548,6 @@ def format_table(data: dict[str, Any]) -> str:
         theirs = sum(o["asv"] for o in mine)
         work = [o["work_changed"] for o in mine if o["work_changed"] is not None]
         work_text = f"{sum(w > 0 for w in work)}/{len(work)} pairs" if work else "not run"
-        name = "no change" if level == 0 else f"+{level:.0%}"
         lines.append(
             f"| {name} | {extra} | {true:+.1%} | {statistics.median(ratios):.3f} "
             f"[{min(ratios):.2f}-{max(ratios):.2f}] | {cells[0]} | {cells[1]} | "
@@ -424,6 +589,10 @@ def format_noise(data: dict[str, Any]) -> str:
 
 def report(data: dict[str, Any]) -> None:
     """Print the table and the spread, one block per suite shape met."""
+    if data.get("method") == "lockstep":
+        print(format_lockstep_table(data))
+        print(format_lockstep_noise(data))
+        return
     groups = by_suite(data)
     left_out = len(data["pairs"]) - sum(len(g["pairs"]) for g in groups.values())
     if left_out:
@@ -451,6 +620,18 @@ def _saved(o: Outcome) -> dict[str, Any]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--pairs", type=int, default=20, help="comparisons per condition")
+    parser.add_argument(
+        "--method",
+        choices=("lockstep", "asv"),
+        default="lockstep",
+        help="lockstep: jaxbench ab + compare --paired (default); asv: one asv run a side",
+    )
+    parser.add_argument(
+        "--ab-rounds", type=int, default=12, help="lockstep rounds (default: jaxbench ab's 12)"
+    )
+    parser.add_argument(
+        "--per-round", type=int, default=100, help="lockstep samples a round (default: 100)"
+    )
     parser.add_argument(
         "--work-pairs",
         type=int,
@@ -491,8 +672,9 @@ def main() -> int:
         check=True,
         stdout=subprocess.DEVNULL,
     )
+    lock = args.method == "lockstep"
     print("calibrating with a bare alternating loop ...", flush=True)
-    calibration = calibrate(args.levels)
+    calibration = calibrate_pinned(args.levels) if lock else calibrate(args.levels)
     for level, (extra, true) in calibration.items():
         print(f"  nominal +{level:.0%}: {extra} loop iterations -> bare loop {true:+.1%}")
     graph = in_graph_work_change()
@@ -505,6 +687,7 @@ def main() -> int:
         "in_graph": graph,
         "pairs": [],
         "interleave_rounds": args.interleave_rounds,
+        "method": args.method,
     }
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="jaxbench-power-") as tmp_name:
@@ -517,6 +700,24 @@ def main() -> int:
         for pair in range(args.pairs):
             for level in args.levels:
                 outcome = None
+                if lock:
+                    try:
+                        saved = lockstep_pair(
+                            (base_side, heads[level]), level, args.ab_rounds, args.per_round
+                        )
+                    except PairFailed as exc:
+                        print(f"pair {pair + 1} +{level:.0%} failed: {exc}")
+                        data["skipped"] = data.get("skipped", 0) + 1
+                        continue
+                    data["pairs"].append(saved)
+                    if args.save:
+                        write_text_atomic(args.save, json.dumps(data))
+                    print(
+                        f"pair {pair + 1:2d} +{level:.0%}: paired ratio {saved['ratio']:.3f} "
+                        f"jaxbench {saved['jaxbench']}  [{time.perf_counter() - started:.0f} s]",
+                        flush=True,
+                    )
+                    continue
                 for attempt in (1, 2):
                     try:
                         outcome = one_pair(
@@ -546,7 +747,7 @@ def main() -> int:
                 )
     print()
     print(
-        f"{args.pairs} pairs per condition, machine {os.uname().nodename}, "
+        f"{args.pairs} pairs per condition ({args.method}), machine {os.uname().nodename}, "
         f"{(time.perf_counter() - started) / 60:.1f} min"
     )
     report(data)
