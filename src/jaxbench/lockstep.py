@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import select
 import subprocess
@@ -51,7 +50,6 @@ __all__ = [
     "WORKER",
     "Side",
     "SideResult",
-    "finite_median",
     "list_benchmarks",
     "round_cpus",
     "run_lockstep",
@@ -348,12 +346,3 @@ def _one_round(
                 worker.ask({"op": "close"}, timeout)  # teardown: the recompilation guard
             except WorkerError as exc:
                 collected[i].failure = str(exc)
-
-
-def finite_median(values: tuple[float, ...]) -> float:
-    """The median of the finite values, or NaN if there are none."""
-    finite = sorted(v for v in values if math.isfinite(v))
-    if not finite:
-        return math.nan
-    mid = len(finite) // 2
-    return finite[mid] if len(finite) % 2 else (finite[mid - 1] + finite[mid]) / 2

@@ -24,6 +24,7 @@ import math
 import os
 import re
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -36,7 +37,6 @@ from jaxbench.lockstep import (
     DEFAULT_TIMEOUT,
     Side,
     SideResult,
-    finite_median,
     list_benchmarks,
     run_lockstep,
 )
@@ -171,7 +171,7 @@ def _benchmark_result(outcomes: list[SideResult]) -> Any:
             samples.append(None)
             numbers.append(None)
         else:
-            values.append(finite_median(outcome.samples))
+            values.append(statistics.median(outcome.samples))  # asv recomputes it
             samples.append(list(outcome.samples))
             numbers.append(outcome.number)
     return BenchmarkResult(
@@ -316,4 +316,5 @@ def _describe(outcome: SideResult) -> str:
         return f"failed ({outcome.failure})"
     if outcome.skip:
         return f"skipped ({outcome.skip})"
-    return f"median {_fmt_us(finite_median(outcome.samples))} ({len(outcome.samples)} samples)"
+    median = statistics.median(outcome.samples)
+    return f"median {_fmt_us(median)} ({len(outcome.samples)} samples)"
