@@ -232,3 +232,27 @@ def test_a_side_that_hangs_is_killed_at_the_benchmarks_timeout(tmp_path: Path) -
     head = {p.key.benchmark: p for p in load_result_file(results / f"{HEAD[:8]}-lockstep.json")}
     assert len(base["stuck.Stuck.time_it"].samples) == 6
     assert head["stuck.Stuck.time_it"].failed
+
+
+AUTO = textwrap.dedent(
+    """
+    import time
+
+    class Auto:
+        def time_it(self):
+            time.sleep(0.001)
+    """
+)
+
+
+def test_a_benchmark_without_number_gets_asvs_calibrated_number(tmp_path: Path) -> None:
+    root = tmp_path / "benchmarks"
+    root.mkdir()
+    (root / "__init__.py").write_text("")
+    (root / "auto.py").write_text(AUTO)
+    side = Side("base", sys.executable, root)
+    b, h = run_lockstep(side, side, "auto.Auto.time_it", None, rounds=1, per_round=2)
+    # asv_runner grows number until a sample lasts sample_time (0.01 s): ~1 ms calls
+    assert 5 <= b.number <= 20
+    assert 5 <= h.number <= 20
+    assert all(s >= 0.001 for s in b.samples)

@@ -103,7 +103,7 @@ class _Side:
             self.skipped = True
             return
         params = self.bench._build_params() if hasattr(self.bench, "_build_params") else ()
-        number = int(self.bench.number) or 1
+        number = int(self.bench.number)
         isolate = bool(self.bench._setups) and bool(
             getattr(self.bench, "_setup_isolates_timed_calls", False)
         )
@@ -111,6 +111,8 @@ class _Side:
             self.timer = self.bench._get_interleaved_timer(*params)
         else:
             self.timer = self.bench._get_timer(*params)
+        if number == 0:  # asv's choice: 1 with setup hooks, else calibrated
+            number = 1 if isolate else self._calibrate()
         self.number = number
         warmup = float(self.bench.warmup_time)
         if warmup < 0:
@@ -128,6 +130,19 @@ class _Side:
                 return
             if time.perf_counter() >= start + warmup:
                 break
+
+    def _calibrate(self) -> int:
+        """asv_runner's rule for ``number = 0``: grow until a sample lasts ``sample_time``."""
+        sample_time = float(getattr(self.bench, "sample_time", 0.01))
+        number = 1
+        while True:
+            start = time.perf_counter()
+            timing = self.timer.timeit(number)
+            took = max(time.perf_counter() - start, timing)
+            if took >= sample_time:
+                return number
+            grow = min(10.0, max(1.1, sample_time / took)) if took > 0 else 10.0
+            number = max(number + 1, int(grow * number))
 
     def sample(self, count: int) -> list[float]:
         return [self.timer.timeit(self.number) / self.number for _ in range(count)]
