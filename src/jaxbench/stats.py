@@ -351,16 +351,11 @@ def compare_samples(
         test = f"Welch t on log round medians ({len(b_rounds)} and {len(h_rounds)} rounds)"
         p = rounds_p_value(b_rounds, h_rounds)
     elif smallest >= alpha:
-        return Comparison(
-            b_med,
-            h_med,
-            ratio,
-            None,
-            Verdict.INCONCLUSIVE,
+        return _inconclusive(
+            (b_med, h_med, ratio, shift),
             f"too few samples ({len(base)} and {len(head)}): the smallest p-value the test "
             f"can give is {_fmt(smallest)}, not below alpha {alpha:g}; record more samples",
-            shift,
-            **sizes,
+            sizes,
         )
     else:
         test = "Mann-Whitney"
@@ -378,6 +373,14 @@ def compare_samples(
         gate=("ratio beyond", "change within", factor),
         sizes=sizes,
     )
+
+
+def _inconclusive(
+    values: tuple[float, float, float | None, float], reason: str, sizes: dict[str, int]
+) -> Comparison:
+    """Too little data for the test to reach alpha: (base, head, ratio, shift) and why."""
+    b_med, h_med, ratio, shift = values
+    return Comparison(b_med, h_med, ratio, None, Verdict.INCONCLUSIVE, reason, shift, **sizes)
 
 
 def _tested(
@@ -561,16 +564,11 @@ def compare_paired(
     smallest = 2.0 / 2.0**rounds
     test = f"paired Wilcoxon over {rounds} side-by-side rounds"
     if smallest >= alpha:
-        return Comparison(
-            b_med,
-            h_med,
-            ratio,
-            None,
-            Verdict.INCONCLUSIVE,
+        return _inconclusive(
+            (b_med, h_med, ratio, shift),
             f"{test}: the smallest p-value {rounds} rounds can give is {_fmt(smallest)}, "
             f"not below alpha {alpha:g}; measure more rounds",
-            shift,
-            **sizes,
+            sizes,
         )
     return _tested(
         (b_med, h_med, ratio, shift),
