@@ -1,4 +1,4 @@
-"""A bare synchronized loop behind ``jaxbench.lockstep``'s worker protocol.
+"""A bare synchronized loop behind ``jaxbench.lockstep.coordinator``'s worker protocol.
 
 ``bench/bench_fidelity.py`` runs it beside the real worker (which times the
 suite's asv benchmark with asv_runner's own timer), so that the bare loop and
@@ -24,7 +24,7 @@ NUMBER = 50
 
 def main(argv: list[str]) -> int:
     if len(argv) > 2:  # as the real worker: pinned before jax starts
-        from jaxbench.lockstep_worker import pin_threads
+        from jaxbench.lockstep.worker import pin_threads
 
         pin_threads({int(c) for c in argv[2].split(",")})
     out = os.fdopen(os.dup(1), "w", encoding="utf-8")

@@ -125,8 +125,8 @@ def main() -> None:
             f"planted +30 % step at {step_commit[:8]} in W{STEP_BENCH:02d}"
         )
 
-        from jaxbench.detect import find_regressions
-        from jaxbench.results import load_history
+        from jaxbench.analyse.detect import find_regressions
+        from jaxbench.store.results import load_history
 
         start = time.perf_counter()
         regressions = find_regressions(load_history(root / "results"))

@@ -6,7 +6,7 @@ median
 1. with a bare synchronized ``perf_counter`` loop (fresh processes, each
    call followed by ``jax.block_until_ready``; median of single calls);
 2. with this project's asv suite (``benchmarks/workloads.py``,
-   ``Predict.time_warm``, made by ``jaxbench.asvsuite.jax_suite``);
+   ``Predict.time_warm``, made by ``jaxbench.measure.asvsuite.jax_suite``);
 3. with a plain asv benchmark written without the helper (setup places,
    jits and warms up; ``time_predict`` calls and blocks),
 
@@ -16,7 +16,7 @@ the same rounds. Then it times one commit's full suite in this existing
 environment (``--python=same``).
 
 Then the same side by side (``--side-by-side-rounds``, default 12): with
-``jaxbench.lockstep`` (what ``jaxbench ab`` uses) the bare loop
+``jaxbench.lockstep.coordinator`` (what ``jaxbench ab`` uses) the bare loop
 (``bench/bare_worker.py``) and the suite's benchmark (timed by asv_runner's
 own timer in the real worker) run in two processes pinned to one CPU and are
 sampled in turn, 100 samples of 50 calls a side per round; the suite against
@@ -165,8 +165,8 @@ def side_by_side(plain_dir: Path, rounds: int) -> None:
     """Bare loop against the suite, and against the plain benchmark, in lockstep."""
     import math
 
-    from jaxbench.lockstep import Side, run_lockstep
-    from jaxbench.stats import paired_round_estimates
+    from jaxbench.analyse.stats import paired_round_estimates
+    from jaxbench.lockstep.coordinator import Side, run_lockstep
 
     per_round = 100
     worker = ROOT / "bench" / "bare_worker.py"
@@ -206,7 +206,7 @@ def main() -> int:
     args = parser.parse_args()
 
     sys.path.insert(0, str(ROOT / "src"))
-    from jaxbench.asvsuite import ROUNDS
+    from jaxbench.measure.asvsuite import ROUNDS
 
     env = dict(os.environ, JAXBENCH_MACHINE="fidelity")
     os.environ.update(env)

@@ -3,10 +3,10 @@
 Two ways of measuring base and head are compared (``--method``):
 
 * ``lockstep`` (default; what the pull-request workflow does): ``jaxbench
-  ab``'s runner (:func:`jaxbench.lockstep.run_lockstep`) times base and head
+  ab``'s runner (:func:`jaxbench.lockstep.coordinator.run_lockstep`) times base and head
   side by side in pinned process pairs, ``--ab-rounds`` rounds of
   ``--per-round`` samples a side; the verdict is ``jaxbench compare
-  --paired`` (:func:`jaxbench.stats.compare_paired`). For contrast the table
+  --paired`` (:func:`jaxbench.analyse.stats.compare_paired`). For contrast the table
   also shows the unpaired per-round test on the very same samples.
 * ``asv``: one ``asv run`` per side, as described below.
 
@@ -31,8 +31,8 @@ load on the shared machine falls on every condition and on both sides alike.
 ``--interleave-rounds`` goes further, as asv's option of that name does: one
 ``asv run -a rounds=1 --append-samples`` per side per round, in turn.
 
-Each pair's result files are read with ``jaxbench.results`` and compared with
-``jaxbench.compare.compare_points`` (the library, not the CLI). The table
+Each pair's result files are read with ``jaxbench.store.results`` and compared with
+``jaxbench.analyse.compare.compare_points`` (the library, not the CLI). The table
 shows, per condition, how many comparisons were flagged as a regression
 (and, for no change, as any change) by
 
@@ -79,11 +79,11 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from asv_existing import write_conf  # noqa: E402  (bench/ is on sys.path as the script's folder)
 
-from jaxbench.compare import Settings, compare_points  # noqa: E402
-from jaxbench.fsio import write_text_atomic  # noqa: E402
-from jaxbench.kinds import Kind  # noqa: E402
-from jaxbench.results import Point, load_result_file  # noqa: E402
-from jaxbench.stats import Verdict, compare_samples, round_medians  # noqa: E402
+from jaxbench.analyse.compare import Settings, compare_points  # noqa: E402
+from jaxbench.analyse.kinds import Kind  # noqa: E402
+from jaxbench.analyse.stats import Verdict, compare_samples, round_medians  # noqa: E402
+from jaxbench.store.fsio import write_text_atomic  # noqa: E402
+from jaxbench.store.results import Point, load_result_file  # noqa: E402
 
 MACHINE = "jaxbench-power"
 TIME = "workloads.Predict.time_warm"
@@ -91,7 +91,7 @@ LEVELS = (0.0, 0.05, 0.10, 0.20)
 BATCH = 50  # calls per bare sample
 
 SUITE = '''"""Made by bench/bench_power.py: Predict, {extra} extra loop iterations a call."""
-from jaxbench.asvsuite import jax_suite
+from jaxbench.measure.asvsuite import jax_suite
 
 EXTRA = {extra}
 
@@ -128,7 +128,7 @@ def _spin(k: int) -> int:
 def _predict_call() -> Callable[[int], None]:
     import jax
 
-    from jaxbench import timing, workloads
+    from jaxbench.measure import timing, workloads
 
     placed = timing.place(workloads.get("predict", rows=64))
     fn: Callable[..., Any] = jax.jit(workloads.get("predict", rows=64).fn)
@@ -183,7 +183,7 @@ def calibrate(levels: Sequence[float]) -> dict[float, tuple[int, float]]:
 
 def calibrate_pinned(levels: Sequence[float]) -> dict[float, tuple[int, float]]:
     """As :func:`calibrate`, with this process pinned to one CPU, as lockstep rounds are."""
-    from jaxbench.lockstep import round_cpus
+    from jaxbench.lockstep.coordinator import round_cpus
 
     cpus = round_cpus(1, 0)
     if not cpus:
@@ -200,8 +200,8 @@ def lockstep_pair(
     sides: tuple[Side, Side], level: float, rounds: int, per_round: int
 ) -> dict[str, Any]:
     """One comparison by ``jaxbench ab``'s runner and ``compare --paired``'s test."""
-    from jaxbench import lockstep
-    from jaxbench.stats import compare_paired
+    from jaxbench.analyse.stats import compare_paired
+    from jaxbench.lockstep import coordinator as lockstep
 
     base, head = (
         lockstep.Side(label, sys.executable, side.bench_dir)
@@ -236,7 +236,7 @@ def _conditions(data: dict[str, Any]) -> list[tuple[str, int, float, list[dict[s
 
 def format_lockstep_table(data: dict[str, Any]) -> str:
     """Counts per condition: the paired test, and the unpaired per-round test."""
-    from jaxbench.stats import compare_paired
+    from jaxbench.analyse.stats import compare_paired
 
     lines = [
         "| condition | loop iterations | true slowdown (bare loop, pinned) | paired ratio, "
@@ -271,7 +271,7 @@ def format_lockstep_noise(data: dict[str, Any]) -> str:
     """Spread of the per-round paired estimates of the no-change pairs."""
     import math
 
-    from jaxbench.stats import paired_round_estimates
+    from jaxbench.analyse.stats import paired_round_estimates
 
     spreads = []
     for o in data["pairs"]:
@@ -305,7 +305,7 @@ def bootstrap_rate(data: dict[str, Any], level: float, draws: int = 10_000) -> s
     import math
     import random
 
-    from jaxbench.stats import (
+    from jaxbench.analyse.stats import (
         DEFAULT_ALPHA,
         PAIRED_FACTOR,
         paired_p_value,
@@ -344,7 +344,7 @@ def in_graph_work_change() -> dict[str, tuple[float | None, float | None]]:
     """Work figures of predict and of predict with one extra matmul in the graph."""
     import jax
 
-    from jaxbench import timing, workloads, xla_analysis
+    from jaxbench.measure import timing, workloads, xla_analysis
 
     workload = workloads.get("predict", rows=64)
     placed = timing.place(workload)
@@ -467,7 +467,7 @@ def one_pair(
     pattern = r"Predict\.time_warm" + (r"|PredictFigures\.track_work" if with_work else "")
     order = sides[::-1] if head_first else sides
     if interleave:  # as asv's --interleave-rounds: one round a side, in turn
-        from jaxbench.asvsuite import ROUNDS
+        from jaxbench.measure.asvsuite import ROUNDS
 
         for i in range(rounds or ROUNDS):
             for side in order:

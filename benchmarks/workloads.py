@@ -1,12 +1,12 @@
-"""This project's asv suite: every workload of ``jaxbench.workloads``.
+"""This project's asv suite: every workload of ``jaxbench.measure.workloads``.
 
 Each ``jax_suite`` call makes two classes: the timed one (``time_warm``,
 ``peakmem_call``) and its figures (first call and its stages, accuracy,
 XLA's cost and memory analysis). Copy this file to benchmark your own
-workloads: pass a callable that returns a ``jaxbench.workloads.Workload``.
+workloads: pass a callable that returns a ``jaxbench.measure.workloads.Workload``.
 """
 
-from jaxbench.asvsuite import jax_suite
+from jaxbench.measure.asvsuite import jax_suite
 
 Predict, PredictFigures = jax_suite("Predict", "predict", params={"rows": [64, 96]})
 Energy, EnergyFigures = jax_suite("Energy", "energy")

@@ -51,7 +51,7 @@ PREDICT_WRONG = "def predict(x: Any, w: Any) -> Any:\n    return jnp.tanh(x @ w)
 BENCHMARKS = '''\
 """The end-to-end test's suite: Predict at 64 rows, fewer processes than the real one."""
 
-from jaxbench.asvsuite import jax_suite
+from jaxbench.measure.asvsuite import jax_suite
 
 Predict, PredictFigures = jax_suite("Predict", "predict", params={"rows": [64]})
 # 4 processes x 5 samples: compare splits them back into rounds (repeat, from
@@ -122,7 +122,7 @@ def write_conf(path: Path, *, results_dir: str, env_dir: str) -> None:
 
 
 def _read_conf(path: Path) -> dict[str, object]:
-    from jaxbench.detect import read_asv_conf
+    from jaxbench.analyse.detect import read_asv_conf
 
     return read_asv_conf(path)
 

@@ -1,7 +1,7 @@
 """Bad workloads inside asv's benchmark API, driven by asv_runner's own machinery.
 
 A throw-away benchmark directory holds one module that builds several suites
-with :func:`jaxbench.asvsuite.jax_suite`: one good, the others with a bad
+with :func:`jaxbench.measure.asvsuite.jax_suite`: one good, the others with a bad
 function. Each benchmark is loaded with ``asv_runner.discovery.
 get_benchmark_from_name`` (what asv's benchmark process calls) and run with
 the benchmark object's ``do_setup_cache`` / ``set_cache`` / ``do_setup`` /
@@ -25,8 +25,8 @@ MODULE = textwrap.dedent(
     """
     import dataclasses
     import jax.numpy as jnp
-    from jaxbench import workloads
-    from jaxbench.asvsuite import jax_suite
+    from jaxbench.measure import workloads
+    from jaxbench.measure.asvsuite import jax_suite
 
     def _with(fn):
         def make():

@@ -27,8 +27,8 @@ from asv import util as asv_util
 from asv.results import Results
 from asv.runner import BenchmarkResult
 
-from jaxbench import html
 from jaxbench.cli import main
+from jaxbench.render import html
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [

@@ -1,4 +1,4 @@
-"""Tests for jaxbench.hlo_store and ``jaxbench hlo-diff``, on a results dir laid out by save_hlo."""
+"""Tests for jaxbench.store.hlo_store and ``jaxbench hlo-diff`` on a results dir from save_hlo."""
 
 # The captured HLO below is kept verbatim, and XLA writes long lines.
 
@@ -18,7 +18,7 @@ from asv.machine import Machine
 
 from jaxbench.cli import main
 from jaxbench.errors import ResultsError
-from jaxbench.hlo_store import HLO_FOLDER, list_hlo, load_hlo, machine_name, save_hlo
+from jaxbench.store.hlo_store import HLO_FOLDER, list_hlo, load_hlo, machine_name, save_hlo
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 PVLIB = SHARED / "real-asv-results" / "pvlib-benchmarks" / "results"
@@ -340,7 +340,7 @@ _BENCHMARK = """\
 import os
 from pathlib import Path
 
-from jaxbench.hlo_store import save_hlo
+from jaxbench.store.hlo_store import save_hlo
 
 
 class Predict:

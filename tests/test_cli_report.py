@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from jaxbench import cli, workloads
+from jaxbench import cli
+from jaxbench.measure import workloads
 
 
 def jaxbench(

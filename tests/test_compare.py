@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from conftest import PVLIB_MACHINE, AsvResultsWriter, commit_hash
+from jaxbench.analyse.compare import Settings, compare_points, parse_fail_on
+from jaxbench.analyse.kinds import Kind
+from jaxbench.analyse.stats import Verdict
 from jaxbench.cli import main
-from jaxbench.compare import Settings, compare_points, parse_fail_on
 from jaxbench.errors import ResultsError, UsageError
-from jaxbench.kinds import Kind
-from jaxbench.results import load_history, load_result_file
-from jaxbench.stats import Verdict
+from jaxbench.store.results import load_history, load_result_file
 
 BASE, HEAD = commit_hash(1), commit_hash(2)
 TIME = "workloads.Predict.time_warm"
@@ -465,7 +465,7 @@ def test_default_round_size_is_the_suites_repeat() -> None:
     # Read asvsuite's default REPEAT without importing it (it imports jax).
     import re
 
-    source = (Path(__file__).resolve().parents[1] / "src/jaxbench/asvsuite.py").read_text()
+    source = (Path(__file__).resolve().parents[1] / "src/jaxbench/measure/asvsuite.py").read_text()
     line = re.search(r"^REPEAT = (.*)$", source, re.MULTILINE)
     assert line is not None
     assert Settings().round_size == int(re.findall(r"\d+", line.group(1))[-1])

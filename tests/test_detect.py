@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import PVLIB_MACHINE, AsvResultsWriter, commit_hash
-from jaxbench.detect import (
+from jaxbench.analyse.detect import (
     EXACT_RELATIVE,
     Regression,
     find_regressions,
@@ -19,9 +19,9 @@ from jaxbench.detect import (
     threshold_for,
     thresholds_from_asv_conf,
 )
+from jaxbench.analyse.kinds import Kind
 from jaxbench.errors import ResultsError
-from jaxbench.kinds import Kind
-from jaxbench.results import History, Point, SeriesKey, load_history
+from jaxbench.store.results import History, Point, SeriesKey, load_history
 
 PY36 = "conda-py3.6-ephem3.7.6.0-numba0.36.1-numpy1.12.0-pandas0.22.0-pytables3.6.1-scipy1.2.0"
 PY38 = "conda-py3.8-ephem-numba-numpy-pandas-pytables-scipy"

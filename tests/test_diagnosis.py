@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from fakes import FakeClock, RecordingLeaf
-from jaxbench import diagnosis, workloads
 from jaxbench.errors import WorkloadError
+from jaxbench.measure import diagnosis, workloads
 
 MIN_WORK_SECONDS = 0.010
 

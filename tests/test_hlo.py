@@ -1,4 +1,4 @@
-"""Tests for jaxbench.hlo: op counts, normalisation and diffs of real optimized HLO."""
+"""Tests for jaxbench.analyse.hlo: op counts, normalisation and diffs of real optimized HLO."""
 
 # The captured HLO below is kept verbatim, and XLA writes long lines.
 # ruff: noqa: E501
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from jaxbench.hlo import (
+from jaxbench.analyse.hlo import (
     BOOKKEEPING_OPS,
     counted_ops,
     fusion_count,

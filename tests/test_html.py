@@ -1,4 +1,4 @@
-"""The page builder (jaxbench.html): escaping, grouping by kind, graph links, offline index."""
+"""The page builder (jaxbench.render.html): escaping, grouping by kind, graph links, offline."""
 
 from __future__ import annotations
 
@@ -12,14 +12,14 @@ from urllib.parse import unquote
 import asv
 import pytest
 
-from jaxbench import html
-from jaxbench.detect import Regression
+from jaxbench.analyse.detect import Regression
+from jaxbench.analyse.kinds import Kind, kind_of
 from jaxbench.errors import UsageError
-from jaxbench.kinds import Kind, kind_of
-from jaxbench.results import History, Point, SeriesKey
+from jaxbench.render import html
+from jaxbench.store.results import History, Point, SeriesKey
 
 ASV_INDEX = Path(asv.__file__).parent / "www" / "index.html"
-VENDOR = Path(html.__file__).parent / "assets" / "vendor"
+VENDOR = Path(html.__file__).parents[1] / "assets" / "vendor"
 HOSTILE = '"><script>alert(1)</script><img src=x onerror=alert(2)>&amp;'
 
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from conftest import AsvResultsWriter, commit_hash
-from jaxbench.lockstep import Side, list_benchmarks, round_cpus, run_lockstep, schedule
-from jaxbench.results import load_result_file
+from jaxbench.lockstep.coordinator import Side, list_benchmarks, round_cpus, run_lockstep, schedule
+from jaxbench.store.results import load_result_file
 
 BASE, HEAD = commit_hash(1), commit_hash(2)
 TIME = "suite.Predict.time_warm"
@@ -29,8 +29,8 @@ SUITE = textwrap.dedent(
     """
     import dataclasses
     import jax.numpy as jnp
-    from jaxbench import workloads
-    from jaxbench.asvsuite import jax_suite
+    from jaxbench.measure import workloads
+    from jaxbench.measure.asvsuite import jax_suite
 
     EXTRA = {extra}
     OFF = {off}

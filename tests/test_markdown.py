@@ -14,17 +14,17 @@ from pathlib import Path
 import pytest
 
 from conftest import AsvResultsWriter, commit_hash
-from jaxbench.compare import CompareReport, Row, compare_points
-from jaxbench.kinds import Kind
-from jaxbench.markdown import (
+from jaxbench.analyse.compare import CompareReport, Row, compare_points
+from jaxbench.analyse.kinds import Kind
+from jaxbench.analyse.stats import Comparison, Verdict
+from jaxbench.render.markdown import (
     GITHUB_COMMENT_LIMIT,
     escape,
     format_markdown,
     graph_url,
     summary_line,
 )
-from jaxbench.results import load_result_file
-from jaxbench.stats import Comparison, Verdict
+from jaxbench.store.results import load_result_file
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 BASE, HEAD = commit_hash(1), commit_hash(2)

@@ -14,8 +14,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxbench import protocol, reference, workloads
 from jaxbench.errors import ReferenceMismatch
+from jaxbench.measure import protocol, reference, workloads
 
 PREDICT = workloads.get("predict")
 X, W = PREDICT.host_inputs()
@@ -102,7 +102,8 @@ X64_SCRIPT = textwrap.dedent(
     """
     import dataclasses, json
     import jax.numpy as jnp
-    from jaxbench import protocol, workloads
+    from jaxbench.measure import protocol
+    from jaxbench.measure import workloads
     from jaxbench.errors import ReferenceMismatch
 
     predict = workloads.get("predict")

@@ -74,7 +74,7 @@ def _conf(root: Path, results: Path, html_dir: Path, repo: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def baseline(tmp_path_factory: pytest.TempPathFactory) -> Baseline:
-    from jaxbench.hlo_store import save_hlo
+    from jaxbench.store.hlo_store import save_hlo
 
     root = tmp_path_factory.mktemp("baseline")
     repo = root / "repo"

@@ -7,7 +7,7 @@ import statistics
 
 import pytest
 
-from jaxbench import protocol, report, workloads
+from jaxbench.measure import protocol, report, workloads
 
 LESSON_KEYS = {
     "backend", "jax", "numpy", "python", "input_shape", "weight_shape", "dtype", "boundary",

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from conftest import PVLIB_MACHINE, PVLIB_RESULTS, AsvResultsWriter, commit_hash
 from jaxbench.errors import ResultsError
-from jaxbench.results import History, find_commit, load_history, load_result_file
+from jaxbench.store.results import History, find_commit, load_history, load_result_file
 
 PY36 = "conda-py3.6-ephem3.7.6.0-numba0.36.1-numpy1.12.0-pandas0.22.0-pytables3.6.1-scipy1.2.0"
 UNMODIFIED = f"5a21ca46-{PY36}.json"
@@ -323,7 +323,7 @@ def test_two_files_for_one_commit_and_env_keeps_one(asv_writer: AsvResultsWriter
 
 
 def test_history_series_sorted_by_date_then_commit() -> None:
-    from jaxbench.results import Point, SeriesKey
+    from jaxbench.store.results import Point, SeriesKey
 
     key = SeriesKey("m", "e", "b.B.time_x", (), None)
     pts = (Point(key, "c2", 5, 1.0), Point(key, "c1", 5, 1.0), Point(key, "c0", 9, 1.0))

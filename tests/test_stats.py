@@ -1,4 +1,4 @@
-"""Verdicts of jaxbench.stats on synthetic samples, and their properties."""
+"""Verdicts of jaxbench.analyse.stats on synthetic samples, and their properties."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import mannwhitneyu
 
-from jaxbench.stats import (
+from jaxbench.analyse.stats import (
     DEFAULT_ALPHA,
     Verdict,
     compare_exact,

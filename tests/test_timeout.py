@@ -2,7 +2,7 @@
 
 Real asv (``asv run --python=same`` in this virtualenv, no new environment),
 a real git repository made in a temporary folder, and a suite made by
-``jaxbench.asvsuite.jax_suite`` whose workload blocks for 60 s inside the
+``jaxbench.measure.asvsuite.jax_suite`` whose workload blocks for 60 s inside the
 jitted function (``jax.pure_callback``) with a 3 s timeout.
 """
 
@@ -25,8 +25,8 @@ SUITE = textwrap.dedent(
     """
     import time
 
-    from jaxbench.asvsuite import jax_suite
-    from jaxbench.workloads import Workload, predict_reference
+    from jaxbench.measure.asvsuite import jax_suite
+    from jaxbench.measure.workloads import Workload, predict_reference
 
 
     def _stuck(x, w):

@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 
 from fakes import FakeClock, RecordingLeaf
-from jaxbench import timing, workloads
 from jaxbench.errors import WorkloadError
+from jaxbench.measure import timing, workloads
 
 #: a synchronized interval must be at least this long for handle-only to be
 #: told apart from it on a noisy shared machine.

@@ -8,8 +8,8 @@ import jax
 import numpy as np
 import pytest
 
-from jaxbench import reference, workloads
 from jaxbench.errors import UsageError
+from jaxbench.measure import reference, workloads
 
 
 def test_names_are_stable() -> None:

@@ -1,4 +1,4 @@
-"""Tests for jaxbench.xla_analysis on real jax (CPU, small shapes)."""
+"""Tests for jaxbench.measure.xla_analysis on real jax (CPU, small shapes)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import pytest
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
 
-from jaxbench.hlo import op_histogram  # noqa: E402
-from jaxbench.xla_analysis import (  # noqa: E402
+from jaxbench.analyse.hlo import op_histogram  # noqa: E402
+from jaxbench.measure.xla_analysis import (  # noqa: E402
     PEAK_FROM_PARTS,
     PEAK_REPORTED,
     WorkFigures,
@@ -132,7 +132,7 @@ _FLOAT64 = textwrap.dedent(
     import dataclasses, json
     import jax, jax.numpy as jnp
     jax.config.update("jax_enable_x64", True)
-    from jaxbench.xla_analysis import work_figures
+    from jaxbench.measure.xla_analysis import work_figures
     x, w = jnp.ones((64, 32), jnp.float64), jnp.ones((32, 16), jnp.float64)
     compiled = jax.jit(lambda x, w: jnp.tanh(x @ w)).trace(x, w).lower().compile()
     figures = dataclasses.asdict(work_figures(compiled))

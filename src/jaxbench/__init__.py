@@ -2,12 +2,13 @@
 
 The package has two halves that meet only through asv's results files:
 
-* measuring (``workloads``, ``timing``, ``reference``, ``report``,
-  ``asvsuite``, ``xla_analysis``): needs jax, runs inside asv environments;
-* analysing (``results``, ``kinds``, ``stats``, ``compare``, ``detect``,
-  ``markdown``, ``html``, ``hlo``): needs asv, numpy and scipy, never jax.
+* measuring (:mod:`jaxbench.measure`): needs jax, runs inside asv environments;
+* analysing (:mod:`jaxbench.analyse`, :mod:`jaxbench.render`,
+  :mod:`jaxbench.store`): needs asv, numpy and scipy, never jax.
 
-Importing ``jaxbench`` itself imports neither half.
+:mod:`jaxbench.lockstep` times two environments side by side, and
+:mod:`jaxbench.commands` holds the command line's thin edges. Importing
+``jaxbench`` itself imports neither half.
 """
 
 __version__ = "0.1.0"

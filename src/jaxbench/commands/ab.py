@@ -2,7 +2,7 @@
 
 Each asv time benchmark (and parameter set) is measured in ``--rounds``
 rounds; a round starts one process per side and takes ``--per-round``
-samples from each, in turn (:mod:`jaxbench.lockstep`). The samples go into
+samples from each, in turn (:mod:`jaxbench.lockstep.coordinator`). The samples go into
 the two commits' asv result files (created, or updated in place with asv's
 own ``Results`` class, written atomically), so ``jaxbench compare BASE HEAD
 --paired PER_ROUND`` tests them pair by pair, and every other figure asv
@@ -33,7 +33,7 @@ from typing import Any
 
 from jaxbench.commands import positive_int
 from jaxbench.errors import ResultsError, UsageError
-from jaxbench.lockstep import (
+from jaxbench.lockstep.coordinator import (
     DEFAULT_TIMEOUT,
     Side,
     SideResult,

@@ -15,8 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from jaxbench.commands import positive_int
-from jaxbench.compare import (
+from jaxbench.analyse.compare import (
     DEFAULT_FAIL_ON,
     FAIL_CATEGORIES,
     CompareReport,
@@ -24,10 +23,11 @@ from jaxbench.compare import (
     compare_points,
     parse_fail_on,
 )
+from jaxbench.commands import positive_int
 from jaxbench.errors import ResultsError, UsageError
-from jaxbench.fsio import write_text_atomic
-from jaxbench.markdown import format_markdown, format_ratio, format_sides, summary_line
-from jaxbench.results import Point, find_commit, load_history, load_result_file
+from jaxbench.render.markdown import format_markdown, format_ratio, format_sides, summary_line
+from jaxbench.store.fsio import write_text_atomic
+from jaxbench.store.results import Point, find_commit, load_history, load_result_file
 
 __all__ = [
     "HELP",

@@ -1,7 +1,7 @@
 """``jaxbench hlo-diff``: how each benchmark's optimized HLO changed between two commits.
 
-Reads the HLO files :mod:`jaxbench.hlo_store` keeps beside asv's results and
-compares them with :func:`jaxbench.hlo.hlo_diff`. Never imports jax.
+Reads the HLO files :mod:`jaxbench.store.hlo_store` keeps beside asv's results and
+compares them with :func:`jaxbench.analyse.hlo.hlo_diff`. Never imports jax.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from jaxbench.analyse.hlo import HloDiff, hlo_diff
 from jaxbench.commands import positive_int
 from jaxbench.errors import ResultsError, UsageError
-from jaxbench.hlo import HloDiff, hlo_diff
-from jaxbench.hlo_store import StoredHlo, find_run, list_hlo, read_stored
+from jaxbench.store.hlo_store import StoredHlo, find_run, list_hlo, read_stored
 
 __all__ = [
     "HELP",

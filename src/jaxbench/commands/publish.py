@@ -2,8 +2,8 @@
 
 Steps:
 
-1. Read the results (:func:`jaxbench.results.load_history`) and find the
-   regressions (:func:`jaxbench.detect.find_regressions`, with the
+1. Read the results (:func:`jaxbench.store.results.load_history`) and find the
+   regressions (:func:`jaxbench.analyse.detect.find_regressions`, with the
    ``regressions_thresholds`` of ``asv.conf.json``) first, so bad results stop
    the command before anything is written. A result file with an infinite
    value is refused here: asv 0.6.6's ``asv publish`` hangs on one (its step
@@ -14,7 +14,7 @@ Steps:
    determine what kind of DVCS to use" *after* deleting its ``html_dir``. So
    the repository is checked first, and asv never writes to the real html dir.
 3. In the staging copy: rewrite asv's CDN ``<script>``/``<link>`` tags to the
-   vendored copies (:func:`jaxbench.html.localize_asv_index`), copy
+   vendored copies (:func:`jaxbench.render.html.localize_asv_index`), copy
    ``assets/vendor`` and our stylesheet, write ``jaxbench/regressions.html``.
 4. Swap the staging directory in with two renames (old out of the way, new
    in), then delete the old one. A failure at any step before the swap leaves
@@ -241,7 +241,7 @@ def _run_asv_publish(
 
 def _finish_site(site: Path, page: str) -> None:
     """Make asv's site in ``site`` work offline and add our page to it."""
-    from jaxbench import html
+    from jaxbench.render import html
 
     index = site / "index.html"
     index.write_text(html.localize_asv_index(index.read_text(encoding="utf-8")), encoding="utf-8")
@@ -272,9 +272,9 @@ def publish(
     config: Path, *, html_dir: Path | None = None, results_dir: Path | None = None
 ) -> PublishOutcome:
     """Publish the history of ``config``'s results into its html dir (see module doc)."""
-    from jaxbench import html
-    from jaxbench.detect import find_regressions, read_asv_conf, thresholds_from_asv_conf
-    from jaxbench.results import load_history
+    from jaxbench.analyse.detect import find_regressions, read_asv_conf, thresholds_from_asv_conf
+    from jaxbench.render import html
+    from jaxbench.store.results import load_history
 
     config = Path(config)
     if not config.is_file():

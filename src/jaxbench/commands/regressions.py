@@ -2,7 +2,7 @@
 
 Reads an asv results directory (no git repository needed), keys every series
 by machine, environment, benchmark, parameters and benchmark version, and
-runs asv's own step detection on each (see :mod:`jaxbench.detect`). Exit
+runs asv's own step detection on each (see :mod:`jaxbench.analyse.detect`). Exit
 status 0 whether or not something is found (it is a listing); 2 on bad input.
 
 JSON output (``--format json``) is versioned::
@@ -42,7 +42,7 @@ JSON_FORMAT = 1
 _CONF_NAME = "asv.conf.json"
 
 if TYPE_CHECKING:
-    from jaxbench.detect import Regression
+    from jaxbench.analyse.detect import Regression
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -165,7 +165,7 @@ def format_text(regressions: Sequence[Regression], n_series: int) -> str:
 
 def _settings(args: argparse.Namespace, cwd: Path) -> tuple[Path, dict[str, float]]:
     """Results directory and per-benchmark thresholds from the options and asv.conf.json."""
-    from jaxbench.detect import read_asv_conf, thresholds_from_asv_conf
+    from jaxbench.analyse.detect import read_asv_conf, thresholds_from_asv_conf
 
     conf_path: Path | None = args.config
     if conf_path is None and (cwd / _CONF_NAME).is_file():
@@ -185,8 +185,8 @@ def _settings(args: argparse.Namespace, cwd: Path) -> tuple[Path, dict[str, floa
 
 def run(args: argparse.Namespace) -> int:
     """List the regressions; exit 0 whether or not there are any."""
-    from jaxbench.detect import DEFAULT_THRESHOLD, find_regressions
-    from jaxbench.results import load_history
+    from jaxbench.analyse.detect import DEFAULT_THRESHOLD, find_regressions
+    from jaxbench.store.results import load_history
 
     threshold = DEFAULT_THRESHOLD if args.threshold is None else args.threshold
     if not math.isfinite(threshold) or threshold < 0:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from jaxbench.commands import positive_int
 from jaxbench.errors import UsageError
-from jaxbench.fsio import write_text_atomic
+from jaxbench.store.fsio import write_text_atomic
 
 HELP = "measure workloads now and print the lesson's JSON report"
 
@@ -35,8 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # jax is imported here, not at module level: other commands never pay for it.
-    from jaxbench import report, workloads
-    from jaxbench.protocol import measure
+    from jaxbench.measure import report, workloads
+    from jaxbench.measure.protocol import measure
 
     if args.list:
         for name in workloads.names():

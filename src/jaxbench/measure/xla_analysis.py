@@ -8,7 +8,7 @@ when the program does: a lost fusion, an extra transpose, float64 by mistake.
 
 A figure the backend or jax version does not report is ``None``, never 0; the
 asv helper turns ``None`` into a skipped benchmark. Op counts follow the rules
-in :mod:`jaxbench.hlo`.
+in :mod:`jaxbench.analyse.hlo`.
 
 jax is imported only inside :func:`work_figures` (for the version and
 backend names); the module itself imports no jax.
@@ -20,8 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from jaxbench.analyse.hlo import counted_ops, fusion_count, op_histogram
 from jaxbench.errors import WorkloadError
-from jaxbench.hlo import counted_ops, fusion_count, op_histogram
 
 if TYPE_CHECKING:
     import jax

@@ -1,6 +1,6 @@
 """Optimized HLO text: op histograms, normalisation and diffs (pure; no jax).
 
-The measuring half stores ``Compiled.as_text()`` (see :mod:`jaxbench.hlo_store`);
+The measuring half stores ``Compiled.as_text()`` (see :mod:`jaxbench.store.hlo_store`);
 this module reads that text without jax so the analysing half can count and
 compare it.
 

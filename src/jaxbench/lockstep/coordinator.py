@@ -5,7 +5,7 @@ from second to second and from process to process (``docs/detection-power.md``),
 far more than the 5 % a review must see. ``asv run --interleave-rounds``
 alternates whole processes, seconds apart, so the drift falls on base and
 head unequally. Here both sides are alive at once: a *round* starts one
-worker process per side (``lockstep_worker.py``, run by each side's Python),
+worker process per side (``worker.py``, run by each side's Python),
 then asks them for one asv sample each, in turn, ``per_round`` times (the
 side that goes first alternates), so every base sample has a head sample
 taken within milliseconds of it. Rounds are repeated in fresh processes,
@@ -24,7 +24,7 @@ over cores needs ``cpus`` > 1 (or 0: no pinning).
 The samples are asv samples (asv_runner's timer, the benchmark's ``number``),
 written by ``jaxbench ab`` into ordinary asv result files;
 ``jaxbench compare --paired N`` tests them pair by pair
-(:func:`jaxbench.stats.compare_paired`).
+(:func:`jaxbench.analyse.stats.compare_paired`).
 
 Never imports jax: the workers do, in their own environments.
 """
@@ -58,7 +58,7 @@ __all__ = [
 
 #: The worker script, run as a file so that the benchmarked environment needs
 #: only asv_runner, not this version of jaxbench.
-WORKER = Path(__file__).with_name("lockstep_worker.py")
+WORKER = Path(__file__).with_name("worker.py")
 
 #: Seconds a worker may take to answer, as asv's default benchmark ``timeout``.
 DEFAULT_TIMEOUT = 60.0

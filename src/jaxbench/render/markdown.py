@@ -1,4 +1,4 @@
-"""A :class:`~jaxbench.compare.CompareReport` as a pull-request comment (pure).
+"""A :class:`~jaxbench.analyse.compare.CompareReport` as a pull-request comment (pure).
 
 Layout: a summary line first (it stays true when the tables are cut), a table
 of the rows that changed, a collapsed ``<details>`` table of every row, then
@@ -24,9 +24,9 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from urllib.parse import quote
 
-from jaxbench.compare import CompareReport, Row
-from jaxbench.kinds import Kind
-from jaxbench.stats import Verdict
+from jaxbench.analyse.compare import CompareReport, Row
+from jaxbench.analyse.kinds import Kind
+from jaxbench.analyse.stats import Verdict
 
 __all__ = [
     "GITHUB_COMMENT_LIMIT",

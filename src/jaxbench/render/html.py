@@ -10,7 +10,7 @@ writing):
   vendored file is byte-identical to what the CDN serves, asv's
   ``integrity`` hash is kept, so the browser itself checks the copy.
 * :func:`render_regressions_page` turns regressions found by
-  :func:`jaxbench.detect.find_regressions` into a static page (no script,
+  :func:`jaxbench.analyse.detect.find_regressions` into a static page (no script,
   one same-origin stylesheet, a ``default-src 'self'`` Content-Security-Policy)
   that lists correctness, first-call and work regressions apart from warm-time
   ones, each row linked to its asv graph.
@@ -29,10 +29,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from jaxbench.detect import Regression
+from jaxbench.analyse.detect import Regression
+from jaxbench.analyse.kinds import TOLERANCE_TRACK, Kind
 from jaxbench.errors import UsageError
-from jaxbench.kinds import TOLERANCE_TRACK, Kind
-from jaxbench.results import History
+from jaxbench.store.results import History
 
 __all__ = [
     "KIND_SECTIONS",
@@ -139,7 +139,7 @@ _INTEGRITY = re.compile(r"\bintegrity\s*=\s*\"(?P<hash>[^\"]+)\"", re.IGNORECASE
 _ASV_NAV_ANCHOR = re.compile(r"<li\s+id=\"nav-li-regressions\"[^>]*>.*?</li>", re.DOTALL)
 _FIX_ASSETS = (
     "use asv 0.6.6 (the version jaxbench pins) or add the file to scripts/vendor-assets.sh "
-    "and jaxbench.html.VENDORED"
+    "and jaxbench.render.html.VENDORED"
 )
 
 
@@ -429,7 +429,7 @@ def render_regressions_page(
 ) -> str:
     """The regressions page (``jaxbench/regressions.html``) as HTML text.
 
-    ``regressions`` as :func:`~jaxbench.detect.find_regressions` returns them
+    ``regressions`` as :func:`~jaxbench.analyse.detect.find_regressions` returns them
     (newest first; that order is kept inside each kind's section);
     ``env_params`` maps (machine, env_name) to the result-file ``params`` used
     in graph links; ``param_names`` maps a benchmark to its parameter names;

@@ -15,8 +15,8 @@ from typing import Any
 import jax
 import numpy as np
 
-from jaxbench import reference
-from jaxbench.timing import (
+from jaxbench.measure import reference
+from jaxbench.measure.timing import (
     Clock,
     FirstCall,
     first_call,
@@ -24,7 +24,7 @@ from jaxbench.timing import (
     place,
     synchronized_samples,
 )
-from jaxbench.workloads import Workload
+from jaxbench.measure.workloads import Workload
 
 __all__ = ["Measurement", "host_result", "measure"]
 

@@ -31,7 +31,7 @@ from typing import Any
 
 import jax
 
-from jaxbench.timing import Clock, synchronized_samples
+from jaxbench.measure.timing import Clock, synchronized_samples
 
 __all__ = [
     "BROKEN_BOUNDARY",

@@ -1,7 +1,7 @@
 """One side of a lockstep comparison: an asv time benchmark, sampled on request.
 
 ``jaxbench ab`` starts this file as a script with the benchmarked
-environment's Python (``PYTHON lockstep_worker.py BENCHMARK_DIR [CPUS]``),
+environment's Python (``PYTHON worker.py BENCHMARK_DIR [CPUS]``),
 one process per side, and asks the two processes for samples in turn. It needs
 only the standard library and ``asv_runner`` (which asv installs in every
 environment), never jaxbench itself: the base commit of a pull request may
@@ -154,7 +154,7 @@ class _Side:
 
 def main(argv: list[str]) -> int:
     if len(argv) not in (2, 3):
-        print("usage: lockstep_worker.py BENCHMARK_DIR [CPU,...]", file=sys.stderr)
+        print("usage: worker.py BENCHMARK_DIR [CPU,...]", file=sys.stderr)
         return 2
     root = os.path.abspath(argv[1])
     if len(argv) == 3:

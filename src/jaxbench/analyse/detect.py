@@ -1,7 +1,7 @@
 """Regressions in a results history, the way ``asv publish`` finds them.
 
 For each series (one machine, environment, benchmark, parameter combination
-and benchmark version: see :class:`~jaxbench.results.SeriesKey`), ordered by
+and benchmark version: see :class:`~jaxbench.store.results.SeriesKey`), ordered by
 commit date (there is no git repository to linearize), this does what
 ``asv publish`` does per graph:
 
@@ -21,7 +21,7 @@ Thresholds follow ``asv.conf.json``'s ``regressions_thresholds``: regular
 expressions matched (``re.match``) against ``name`` or ``name(p1, p2)``; when
 several match, the largest wins; when none matches, ``threshold`` (5 %).
 
-Deterministic figures (:attr:`Kind.WORK <jaxbench.kinds.Kind>`: XLA flops,
+Deterministic figures (:attr:`Kind.WORK <jaxbench.analyse.kinds.Kind>`: XLA flops,
 bytes, HLO op counts) are not step-fitted: consecutive equal values (within
 :data:`EXACT_RELATIVE` relative) form the segments, and asv's
 ``detect_regressions`` runs on those with a threshold of :data:`EXACT_RELATIVE`
@@ -37,10 +37,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from jaxbench import jsonc
+from jaxbench.analyse.kinds import Kind, kind_of
 from jaxbench.errors import ResultsError
-from jaxbench.kinds import Kind, kind_of
-from jaxbench.results import History, Point, SeriesKey
+from jaxbench.store import jsonc
+from jaxbench.store.results import History, Point, SeriesKey
 
 __all__ = [
     "DEFAULT_THRESHOLD",

@@ -16,7 +16,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from jaxbench.protocol import Measurement
+from jaxbench.measure.protocol import Measurement
 
 __all__ = ["BOUNDARY", "REPORT_FORMAT", "to_dict"]
 

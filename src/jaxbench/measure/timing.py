@@ -31,7 +31,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from jaxbench.errors import WorkloadError
-from jaxbench.workloads import Workload
+from jaxbench.measure.workloads import Workload
 
 __all__ = [
     "BACKEND_COMPILE_EVENT",

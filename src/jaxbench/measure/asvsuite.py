@@ -3,12 +3,12 @@
 A suite author writes only the workload::
 
     # benchmarks/my_suite.py
-    from jaxbench.asvsuite import jax_suite
+    from jaxbench.measure.asvsuite import jax_suite
 
     Predict, PredictFigures = jax_suite("Predict", "predict", params={"rows": [64, 96]})
 
 or, for a workload of their own, ``jax_suite("Model", make_workload, params=...)``
-where ``make_workload(**params)`` returns a :class:`jaxbench.workloads.Workload`.
+where ``make_workload(**params)`` returns a :class:`jaxbench.measure.workloads.Workload`.
 
 ``Predict`` (timed) gets:
 
@@ -106,7 +106,7 @@ def _make_workload(
 ) -> Any:
     kwargs = dict(zip(names, params, strict=True))
     if isinstance(factory, str):
-        from jaxbench import workloads
+        from jaxbench.measure import workloads
 
         return workloads.get(factory, **kwargs)
     return factory(**kwargs)
@@ -129,7 +129,7 @@ class _Prepared:
 
 
 def _compile_count() -> int:
-    from jaxbench import timing
+    from jaxbench.measure import timing
 
     return timing._compiles
 
@@ -156,7 +156,7 @@ def _placed(suite: str, params: tuple[Any, ...]) -> tuple[Any, Any]:
 
     Raises WorkloadError when it cannot be placed (e.g. too few devices).
     """
-    from jaxbench import timing
+    from jaxbench.measure import timing
 
     factory, param_map = _REGISTRY[suite]
     workload = _make_workload(factory, params, list(param_map))
@@ -165,7 +165,7 @@ def _placed(suite: str, params: tuple[Any, ...]) -> tuple[Any, Any]:
 
 def _against_reference(compare: Callable[..., Any], workload: Any, placed: Any, output: Any) -> Any:
     """``reference.check`` or ``reference.measure`` of an output, host-side."""
-    from jaxbench.protocol import host_result
+    from jaxbench.measure.protocol import host_result
 
     return compare(
         workload.label,
@@ -178,8 +178,8 @@ def _against_reference(compare: Callable[..., Any], workload: Any, placed: Any, 
 
 
 def _prepare_uncached(suite: str, params: tuple[Any, ...]) -> _Prepared:
-    from jaxbench import reference, timing
     from jaxbench.errors import WorkloadError
+    from jaxbench.measure import reference, timing
 
     try:
         workload, placed = _placed(suite, params)
@@ -219,8 +219,9 @@ def _check_no_recompile(prepared: _Prepared, suite: str) -> None:
 
 
 def _figures_for(suite: str, params: tuple[Any, ...]) -> Figures:
-    from jaxbench import hlo_store, reference, timing, xla_analysis
     from jaxbench.errors import ReferenceMismatch, WorkloadError
+    from jaxbench.measure import reference, timing, xla_analysis
+    from jaxbench.store import hlo_store
 
     try:
         workload, placed = _placed(suite, params)
@@ -334,7 +335,7 @@ def jax_suite(
 ) -> tuple[type, type]:
     """Make the timed class and the figures class of one workload.
 
-    ``workload`` is a workload name from :mod:`jaxbench.workloads` or a
+    ``workload`` is a workload name from :mod:`jaxbench.measure.workloads` or a
     callable taking the parameters as keywords and returning a Workload.
     Assign both classes at module level so asv discovers them.
     """

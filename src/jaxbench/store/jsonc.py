@@ -1,7 +1,7 @@
 """JSON with ``//`` line comments, as asv reads ``asv.conf.json``.
 
 asv itself uses json5 for this; json5 is not installed in the benchmark
-environments where :mod:`jaxbench.hlo_store` reads the file, so this small
+environments where :mod:`jaxbench.store.hlo_store` reads the file, so this small
 standard-library reader serves both halves.
 """
 

@@ -2,7 +2,7 @@
 
 Points are matched by (benchmark, parameter combination, environment); a
 comparison never crosses machines. Each row gets the rule its kind calls for
-(:mod:`jaxbench.kinds`, :mod:`jaxbench.stats`):
+(:mod:`jaxbench.analyse.kinds`, :mod:`jaxbench.analyse.stats`):
 
 =========  ===============================================================
 kind       rule
@@ -37,10 +37,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from jaxbench.errors import ResultsError, UsageError
-from jaxbench.kinds import TOLERANCE_TRACK, Kind, kind_of
-from jaxbench.results import Point
-from jaxbench.stats import (
+from jaxbench.analyse.kinds import TOLERANCE_TRACK, Kind, kind_of
+from jaxbench.analyse.stats import (
     DEFAULT_ALPHA,
     DEFAULT_FACTOR,
     PAIRED_FACTOR,
@@ -55,6 +53,8 @@ from jaxbench.stats import (
     compare_samples,
     compare_skipped,
 )
+from jaxbench.errors import ResultsError, UsageError
+from jaxbench.store.results import Point
 
 __all__ = [
     "DEFAULT_FAIL_ON",
@@ -80,7 +80,7 @@ class Settings:
     compile_factor: float = 1.25
     memory_factor: float = 1.10
     alpha: float = DEFAULT_ALPHA
-    #: Samples per asv round (``jaxbench.asvsuite.REPEAT``'s default): warm
+    #: Samples per asv round (``jaxbench.measure.asvsuite.REPEAT``'s default): warm
     #: times are tested on per-round (per-process) medians; None tests the
     #: pooled samples. Samples that do not split into >= 2 whole rounds of
     #: this size are tested pooled.
@@ -91,7 +91,7 @@ class Settings:
     round_sizes: tuple[tuple[str, int | None], ...] = ()
     #: Samples per round of base and head measured side by side by
     #: ``jaxbench ab`` (``--paired``): warm times are tested pair by pair
-    #: (:func:`jaxbench.stats.compare_paired`); None: not paired.
+    #: (:func:`jaxbench.analyse.stats.compare_paired`); None: not paired.
     paired: int | None = None
     paired_factor: float = PAIRED_FACTOR
 

@@ -1,6 +1,6 @@
 """What a benchmark measures, read from its name.
 
-This is the contract between the measuring half (``jaxbench.asvsuite``, which
+This is the contract between the measuring half (``jaxbench.measure.asvsuite``, which
 names the benchmarks) and the analysing half (compare, regressions, HTML),
 which never imports jax. The last dotted component of an asv benchmark name
 decides its kind:

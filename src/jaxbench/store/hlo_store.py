@@ -40,9 +40,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from jaxbench import jsonc
 from jaxbench.errors import ResultsError, UsageError
-from jaxbench.fsio import write_bytes_atomic
+from jaxbench.store import jsonc
+from jaxbench.store.fsio import write_bytes_atomic
 
 __all__ = [
     "HLO_FOLDER",

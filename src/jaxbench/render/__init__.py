@@ -1,0 +1,1 @@
+"""What people read: markdown comments, HTML pages and text tables (never jax)."""
