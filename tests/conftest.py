@@ -1,4 +1,4 @@
-"""Shared fixtures: where shared/ is, and a writer of real asv results directories.
+"""Shared fixtures: the real pvlib history in tests/data, and a writer of real asv results.
 
 ``AsvResultsWriter`` writes benchmarks.json, machine.json and result files
 with asv's own code (``asv.results.Results.add_result`` + ``save`` and
@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-PVLIB_RESULTS = SHARED / "real-asv-results" / "pvlib-benchmarks" / "results"
+#: pvlib's public asv history, trimmed to five benchmarks (tests/data/pvlib/PROVENANCE.md)
+PVLIB_RESULTS = Path(__file__).resolve().parent / "data" / "pvlib" / "results"
 PVLIB_MACHINE = "pvlib-asv.forecasting.energy.arizona.edu"
 
 #: value(s) of one benchmark in one result file: a float, None (failed), or
@@ -121,6 +121,4 @@ def asv_writer(tmp_path: Path) -> AsvResultsWriter:
 @pytest.fixture
 def pvlib_results() -> Path:
     """The real pvlib asv history (format-1 result files, 1059 of them)."""
-    if not PVLIB_RESULTS.is_dir():  # pragma: no cover - CI clones shared/ beside the repo
-        pytest.fail(f"{PVLIB_RESULTS} missing: clone the shared/ folder beside the repository")
     return PVLIB_RESULTS

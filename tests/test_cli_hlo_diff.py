@@ -16,13 +16,11 @@ import pytest
 from asv import results as asv_results
 from asv.machine import Machine
 
+from conftest import PVLIB_MACHINE
+from conftest import PVLIB_RESULTS as PVLIB
 from jaxbench.cli import main
 from jaxbench.errors import ResultsError
 from jaxbench.store.hlo_store import HLO_FOLDER, list_hlo, load_hlo, machine_name, save_hlo
-
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-PVLIB = SHARED / "real-asv-results" / "pvlib-benchmarks" / "results"
-PVLIB_MACHINE = "pvlib-asv.forecasting.energy.arizona.edu"
 
 BASE = "1111111122222222333333334444444455555555"
 HEAD = "aaaaaaaabbbbbbbbccccccccddddddddeeeeeeee"

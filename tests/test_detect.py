@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import PVLIB_MACHINE, AsvResultsWriter, commit_hash
+from conftest import PVLIB_MACHINE, PVLIB_RESULTS, AsvResultsWriter, commit_hash
 from jaxbench.analyse.detect import (
     EXACT_RELATIVE,
     Regression,
@@ -36,8 +36,6 @@ DAY = 86_400_000
 
 @pytest.fixture(scope="module")
 def pvlib_history() -> History:
-    from conftest import PVLIB_RESULTS
-
     return load_history(PVLIB_RESULTS)
 
 
@@ -59,7 +57,7 @@ def _at(regs: list[Regression], bench: str, env: str, commit: str) -> list[Regre
     ]
 
 
-# --- the documented pvlib regressions (shared/real-asv-results/pvlib-benchmarks/README.txt) ---
+# --- the documented pvlib regressions (tests/data/pvlib/PROVENANCE.md) ---
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,8 @@ import hashlib
 import json
 import math
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +68,29 @@ def test_pvlib_history_loads_every_file_converting_format_1_in_memory(pvlib_resu
     assert history.warnings == ()
     fuentes = [p for p in history.points if p.key.benchmark == "temperature.Fuentes.time_fuentes"]
     assert any(p.skipped for p in fuentes)
+
+
+def test_pvlib_data_is_what_trim_py_writes(tmp_path: Path) -> None:
+    """tests/data/pvlib/trim.py reproduces the committed copy (PROVENANCE.md): trimming
+    the trimmed copy again writes the same bytes, the unmodified file included."""
+    trim = PVLIB_RESULTS.parent / "trim.py"
+    out = tmp_path / "results"
+    proc = subprocess.run(
+        [sys.executable, str(trim), str(PVLIB_RESULTS), str(out)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == f"1059 result files written to {out}\n"
+    expected = {p.relative_to(PVLIB_RESULTS): p.read_bytes() for p in PVLIB_RESULTS.rglob("*.json")}
+    written = {p.relative_to(out): p.read_bytes() for p in out.rglob("*.json")}
+    assert written.keys() == expected.keys()
+    assert [k for k in expected if written[k] != expected[k]] == []
+    unmodified = json.loads((out / PVLIB_MACHINE / UNMODIFIED).read_text())
+    assert len(unmodified["results"]) == 30  # kept whole
+    trimmed = json.loads(next((out / PVLIB_MACHINE).glob("5a21ca46-conda-py3.8*")).read_text())
+    assert set(trimmed["results"]) <= set(json.loads((out / "benchmarks.json").read_text()))
 
 
 def test_pvlib_unmodified_file_keeps_values_stats_and_units(pvlib_results: Path) -> None:
