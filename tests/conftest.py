@@ -7,7 +7,8 @@ with asv's own code (``asv.results.Results.add_result`` + ``save`` and
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import os
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -122,3 +123,46 @@ def asv_writer(tmp_path: Path) -> AsvResultsWriter:
 def pvlib_results() -> Path:
     """The real pvlib asv history (format-1 result files, 1059 of them)."""
     return PVLIB_RESULTS
+
+
+# --- browser tests: a skip is loud, and a failure under CI ----------------------------
+
+#: What a skipped browser test means, and how to make it run.
+BROWSER_SKIP_HELP = (
+    "browser tests did not run: install Chromium at /usr/bin/chromium "
+    "('apt-get install -y chromium') or point JAXBENCH_CHROMIUM at one"
+)
+
+
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").lower() == "true"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Under ``CI=true`` a skipped ``browser`` test is a failure: a green run in CI
+    must have driven a real browser."""
+    report = yield
+    if report.skipped and _in_ci() and item.get_closest_marker("browser") is not None:
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
+        report.outcome = "failed"
+        report.longrepr = (
+            f"CI=true and this browser test was skipped ({reason}); {BROWSER_SKIP_HELP}"
+        )
+    return report
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """One loud line at the end when browser tests were skipped."""
+    skipped = [
+        r
+        for r in terminalreporter.stats.get("skipped", [])
+        if "browser" in getattr(r, "keywords", {})
+    ]
+    if skipped:
+        terminalreporter.section("browser tests skipped", sep="!", red=True, bold=True)
+        terminalreporter.write_line(
+            f"{len(skipped)} {BROWSER_SKIP_HELP} (under CI=true they fail)", red=True, bold=True
+        )

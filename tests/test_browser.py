@@ -30,7 +30,8 @@ from asv.runner import BenchmarkResult
 from jaxbench.cli import main
 from jaxbench.render import html
 
-CHROMIUM = Path("/usr/bin/chromium")
+#: Debian's package (``.ci/run`` and the tests workflow install it); another with JAXBENCH_CHROMIUM.
+CHROMIUM = Path(os.environ.get("JAXBENCH_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -360,7 +361,7 @@ class Visit:
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
     if not CHROMIUM.exists():
-        pytest.skip("no /usr/bin/chromium: install it with 'apt-get install -y chromium'")
+        pytest.skip(f"no {CHROMIUM}: install it with 'apt-get install -y chromium'")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:

@@ -113,7 +113,7 @@ def run_zizmor(*targets: Path) -> subprocess.CompletedProcess[str]:
 
 def test_the_workflows_exist() -> None:
     names = {path.name for path in WORKFLOW_FILES}
-    assert {"benchmarks.yml", "measure.yml", "pr-bench.yml", "pr-comment.yml"} <= names
+    assert {"benchmarks.yml", "measure.yml", "pr-bench.yml", "pr-comment.yml", "tests.yml"} <= names
 
 
 # -- the linters ---------------------------------------------------------------
@@ -333,6 +333,33 @@ def test_benchmarks_on_main_do_not_race() -> None:
     assert len(machines) == len(set(machines)) >= 2
     gpu = benchmarks["jobs"]["measure-gpu"]
     assert gpu["if"] == "vars.GPU_RUNNER == 'true'"
+
+
+def test_the_tests_workflow_runs_the_readme_test_command_on_every_push_and_pull_request() -> None:
+    tests = workflow("tests.yml")
+    # every push and pull request, no branch or path filter, and never with a write token
+    assert tests["on"] == {"push": None, "pull_request": None}
+    assert tests["permissions"] == {}
+    assert tests["concurrency"]["cancel-in-progress"] is True
+    [(name, job)] = tests["jobs"].items()
+    assert job["permissions"] == {"contents": "read"}
+    assert 0 < job["timeout-minutes"] <= 120
+    runs = [str(step.get("run", "")) for step in steps(job)]
+    uses = [str(step.get("uses", "")) for step in steps(job)]
+    # the README's test command, as the README gives it, last, with CI=true
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "`make test` runs" in readme
+    assert runs[-1].strip() == "make test", name
+    assert steps(job)[-1]["env"]["CI"] == "true"  # a skipped browser test fails (conftest)
+    # Python 3.11, and Chromium at the path the browser tests use, before the tests
+    setup = next(
+        s for s in steps(job) if str(s.get("uses", "")).startswith("actions/setup-python@")
+    )
+    assert setup["with"]["python-version"] == "3.11"
+    chromium = next(i for i, r in enumerate(runs) if "/usr/bin/chromium --version" in r)
+    assert "apt-get install" in runs[chromium]
+    assert chromium < len(runs) - 1
+    assert uses[0].startswith("actions/checkout@")
 
 
 # -- the comment step, run for real on crafted artifacts ----------------------
