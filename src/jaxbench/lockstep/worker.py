@@ -29,19 +29,58 @@ bare predict loop measured 50.9 µs pinned late against 27.9 µs for the
 suite, whose backend started after pinning.)
 
 Any failure answers ``{"error": "Type: message"}`` and the process exits.
+
+asv_runner versions: discovery, setup, ``setup_cache`` and teardown go through
+asv_runner's public API (``list_benchmarks``, ``get_benchmark_from_name``,
+``do_setup_cache``, ``set_cache``, ``do_setup``, ``redo_setup``,
+``do_teardown``). Taking one sample at a time has none: ``TimeBenchmark.run``
+takes all of them in one call. So the few private names that asv_runner's own
+``run`` uses are read in one place (:class:`_Private`), and the worker supports
+the range of asv_runner versions it is tested with, oldest and newest
+(:data:`OLDEST_ASV_RUNNER`, :data:`NEWEST_ASV_RUNNER`;
+``tests/test_worker_asv_runner.py`` runs it with each in a real virtualenv).
+An older asv_runner is refused with the fix; a newer one is tried, and a
+missing private name is reported with the tested range.
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
+import re
 import sys
 import time
 import traceback
+from importlib import metadata
 from typing import Any, TextIO
 
 WARMUP_SECONDS = 0.1  # asv_runner's default warm-up on CPython
+
+#: The asv_runner versions the worker is tested with (pyproject.toml pins this range).
+OLDEST_ASV_RUNNER = "0.2.5"
+NEWEST_ASV_RUNNER = "0.3.2"
+SUPPORTED = f"asv_runner>={OLDEST_ASV_RUNNER},<={NEWEST_ASV_RUNNER}"
+
+
+def _version_tuple(version: str) -> tuple[int, ...]:
+    """``"0.3.2"`` -> ``(0, 3, 2)``; a suffix (``rc1``, ``.dev0``) is ignored."""
+    return tuple(int(part) for part in re.findall(r"\d+", version.split("+")[0])[:3])
+
+
+def check_asv_runner() -> str:
+    """The installed asv_runner's version; raises when it is older than the oldest supported."""
+    try:
+        version = metadata.version("asv_runner")
+    except metadata.PackageNotFoundError:  # a source tree (asv's ASV_RUNNER_PATH): try it
+        return "(version unknown)"
+    if _version_tuple(version) < _version_tuple(OLDEST_ASV_RUNNER):
+        raise RuntimeError(
+            f"asv_runner {version} is older than the oldest the lockstep worker supports "
+            f"({OLDEST_ASV_RUNNER}); pip install '{SUPPORTED}' in this environment"
+        )
+    return version
 
 
 def _answer(out: TextIO, payload: dict[str, Any]) -> None:
@@ -50,24 +89,60 @@ def _answer(out: TextIO, payload: dict[str, Any]) -> None:
 
 
 def _list(root: str) -> list[dict[str, Any]]:
-    from asv_runner.discovery import disc_benchmarks
+    """The time benchmarks, as ``asv run`` lists them (asv_runner's ``list_benchmarks``)."""
+    from asv_runner.discovery import list_benchmarks
 
-    try:
-        from asv_runner._aux import update_sys_path
-    except ImportError:  # asv_runner < 0.1: the discovery module has it
-        from asv_runner.discovery import update_sys_path
-    update_sys_path(root)
-    found = []
-    for bench in disc_benchmarks(root):
-        if getattr(bench, "type", "") != "time":
-            continue
-        clean = {
-            k: v
-            for k, v in vars(bench).items()
-            if isinstance(v, (str, int, float, list, dict, bool)) and not k.startswith("_")
-        }
-        found.append(clean)
-    return found
+    check_asv_runner()
+    listing = io.StringIO()
+    list_benchmarks(root, listing)
+    found = json.loads(listing.getvalue())
+    return [b for b in found if isinstance(b, dict) and b.get("type") == "time"]
+
+
+class _Private:
+    """The private names of asv_runner's ``TimeBenchmark`` that the worker reads.
+
+    asv_runner's own ``TimeBenchmark.run`` uses them; there is no public API to
+    take one sample at a time. Each is read here and nowhere else, so that a
+    version that renamed one fails with the version and the tested range.
+    """
+
+    def __init__(self, bench: Any, version: str) -> None:
+        self.bench = bench
+        self.version = version
+
+    def _missing(self, name: str) -> RuntimeError:
+        return RuntimeError(
+            f"asv_runner {self.version} has no TimeBenchmark.{name}: the lockstep worker is "
+            f"tested with asv_runner {OLDEST_ASV_RUNNER} to {NEWEST_ASV_RUNNER}; "
+            f"pip install '{SUPPORTED}' in this environment"
+        )
+
+    def _get(self, name: str) -> Any:
+        try:
+            return getattr(self.bench, name)
+        except AttributeError:
+            raise self._missing(name) from None
+
+    def call_args(self) -> tuple[Any, ...]:
+        """The arguments of the timed call: the ``setup_cache`` value, then the parameters."""
+        return tuple(self._get("_build_params")())
+
+    def setup_isolates_calls(self) -> bool:
+        """asv_runner >= 0.3 re-runs setup hooks before every timed call (asv#966)."""
+        has_setup = bool(self._get("_setups"))
+        return has_setup and bool(getattr(self.bench, "_setup_isolates_timed_calls", False))
+
+    def timer(self, interleaved: bool) -> Any:
+        """asv_runner's own timer: ``timeit.Timer`` with ``redo_setup``, or its per-call
+        batch timer when setup hooks must run between the calls of a sample."""
+        method = "_get_interleaved_timer" if interleaved else "_get_timer"
+        return self._get(method)(*self.call_args())
+
+    def skip_setup_before_next_sample(self) -> None:
+        """What asv_runner's warm-up does without isolation: no setup before the next sample."""
+        self._get("_redo_setup_next")
+        self.bench._redo_setup_next = False
 
 
 def pin_threads(cpus: set[int]) -> None:
@@ -87,6 +162,7 @@ class _Side:
     def __init__(self, root: str, name: str, param_idx: int | None) -> None:
         from asv_runner.discovery import get_benchmark_from_name
 
+        self.version = check_asv_runner()
         full = name if param_idx is None else f"{name}-{param_idx}"
         self.bench = get_benchmark_from_name(root, full)
         if getattr(self.bench, "type", "") != "time":
@@ -94,23 +170,14 @@ class _Side:
         self.skipped = False
         self.skip_reason = "asv: skipped (setup raised NotImplementedError)"
         if self.bench.setup_cache_key is not None:
-            cache = self.bench.do_setup_cache()
-            if hasattr(self.bench, "set_cache"):
-                self.bench.set_cache(cache)
-            else:  # asv_runner < 0.3
-                self.bench.insert_param(cache)
+            self.bench.set_cache(self.bench.do_setup_cache())
         if self.bench.do_setup():
             self.skipped = True
             return
-        params = self.bench._build_params() if hasattr(self.bench, "_build_params") else ()
+        private = _Private(self.bench, self.version)
         number = int(self.bench.number)
-        isolate = bool(self.bench._setups) and bool(
-            getattr(self.bench, "_setup_isolates_timed_calls", False)
-        )
-        if isolate and number > 1 and hasattr(self.bench, "_get_interleaved_timer"):
-            self.timer = self.bench._get_interleaved_timer(*params)
-        else:
-            self.timer = self.bench._get_timer(*params)
+        isolate = private.setup_isolates_calls()
+        self.timer = private.timer(interleaved=isolate and number > 1)
         if number == 0:  # asv's choice: 1 with setup hooks, else calibrated
             number = 1 if isolate else self._calibrate()
         self.number = number
@@ -120,8 +187,8 @@ class _Side:
         self.skip_reason = ""
         start = time.perf_counter()
         while True:  # asv's warm-up: never a sample
-            if not self.bench._setups:
-                self.bench._redo_setup_next = False
+            if not isolate:
+                private.skip_setup_before_next_sample()
             try:
                 self.timer.timeit(number)
             except NotImplementedError as exc:  # asv_runner's SkipNotImplemented too
