@@ -18,6 +18,8 @@ import operator
 import os
 import sys
 import time
+from collections.abc import Callable
+from typing import Any
 
 NUMBER = 50
 
@@ -43,7 +45,7 @@ def main(argv: list[str]) -> int:
             w = jax.device_put(rng.normal(size=(32, 16)).astype(np.float32))
             jax.block_until_ready((x, w))
             f = jax.jit(lambda x, w: jnp.tanh(x @ w))
-            block = jax.block_until_ready
+            block: Callable[[Any], Any] = jax.block_until_ready
             if argv[1].rstrip("/").endswith("method"):
                 block = operator.methodcaller("block_until_ready")
             for _ in range(200):

@@ -141,7 +141,7 @@ def asv_value(conf: Path, bench: str, machine: str) -> tuple[float, float]:
         stderr=subprocess.DEVNULL,
     )
     wall = time.perf_counter() - start
-    values = []
+    values: list[float] = []
     for path in (results / machine).glob("*.json"):
         if path.name == "machine.json":
             continue

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 from asv import util as asv_util
@@ -388,7 +389,12 @@ def page(browser: object, site_url: str) -> Iterator[tuple[object, Visit]]:
             route.abort()  # type: ignore[attr-defined]
 
     tab.route("**/*", route)
-    tab.on("console", lambda msg: msg.type == "error" and visit.errors.append(msg.text))
+
+    def console(msg: Any) -> None:
+        if msg.type == "error":
+            visit.errors.append(msg.text)
+
+    tab.on("console", console)
     tab.on("pageerror", lambda exc: visit.errors.append(str(exc)))
     try:
         yield tab, visit

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -64,12 +65,14 @@ def _compare(root: Path, *extra: str) -> int:
     return main(["compare", BASE[:8], HEAD[:8], "--results", str(root), *extra])
 
 
-def _json(root: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, dict]:
+def _json(
+    root: Path, capsys: pytest.CaptureFixture[str], *extra: str
+) -> tuple[int, dict[str, Any]]:
     status = _compare(root, "--format", "json", *extra)
     return status, json.loads(capsys.readouterr().out)
 
 
-def _verdicts(doc: dict) -> dict[tuple[str, str], str]:
+def _verdicts(doc: dict[str, Any]) -> dict[tuple[str, str], str]:
     return {(r["benchmark"], r["params"][0]): r["verdict"] for r in doc["rows"]}
 
 

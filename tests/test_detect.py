@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -165,7 +166,7 @@ def test_mixing_envs_would_make_false_steps(pvlib_history: History) -> None:
 def _write_series(
     writer: AsvResultsWriter,
     name: str,
-    values: list[float | None],
+    values: Sequence[float | None],
     *,
     unit: str = "seconds",
     env_name: str = "virtualenv-py3.11",
@@ -245,7 +246,7 @@ def test_environment_change_is_not_a_step(asv_writer: AsvResultsWriter) -> None:
 
 
 def test_work_figures_flag_any_lasting_increase_exactly(asv_writer: AsvResultsWriter) -> None:
-    flops: list[float | None] = [65536.0] * 10 + [65537.0] * 10
+    flops = [65536.0] * 10 + [65537.0] * 10
     commits = _write_series(asv_writer, "w.W.track_work_flops", flops, unit="flops")
     (reg,) = find_regressions(load_history(asv_writer.root))
     assert reg.kind is Kind.WORK
@@ -255,7 +256,7 @@ def test_work_figures_flag_any_lasting_increase_exactly(asv_writer: AsvResultsWr
 
 
 def test_work_single_commit_blip_is_flagged_only_as_undone(asv_writer: AsvResultsWriter) -> None:
-    values: list[float | None] = [100.0] * 5 + [200.0] + [100.0] * 5
+    values = [100.0] * 5 + [200.0] + [100.0] * 5
     commits = _write_series(asv_writer, "w.W.track_work_hlo_ops", values, unit="ops")
     history = load_history(asv_writer.root)
     assert find_regressions(history) == []

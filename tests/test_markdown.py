@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import AsvResultsWriter, commit_hash
+from conftest import AsvResultsWriter, Value, commit_hash
 from jaxbench.analyse.compare import CompareReport, Row, compare_points
 from jaxbench.analyse.kinds import Kind
 from jaxbench.analyse.stats import Comparison, Verdict
@@ -60,7 +60,7 @@ def _mixed_report(writer: AsvResultsWriter) -> CompareReport:
         "workloads.Predict.peakmem_call": [1e8, 1e8],
         "workloads.Energy.time_warm": [30e-6, 40e-6],
     }
-    head = {
+    head: dict[str, Value] = {
         **base,
         "workloads.Predict.time_warm": [7e-6, 26e-6],
         "workloads.Predict.track_tolerance_used": [2.5, 0.1],

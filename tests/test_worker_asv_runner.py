@@ -176,19 +176,19 @@ def test_oldest_and_newest_asv_runner_side_by_side(
     assert set(log) == {"teardown 1", "teardown 3"}
 
     # setup_cache's value is the first argument
-    for side in run_lockstep(base, head, "plain.Cached.time_cached", None, rounds=1, per_round=2):
-        assert side.failure == ""
-        assert all(s >= 0.002 for s in side.samples)
+    for got in run_lockstep(base, head, "plain.Cached.time_cached", None, rounds=1, per_round=2):
+        assert got.failure == ""
+        assert all(s >= 0.002 for s in got.samples)
 
     # no number: asv_runner's calibration (a sample lasts sample_time, 50 ms)
-    for side in run_lockstep(base, head, "plain.Auto.time_auto", None, rounds=1, per_round=2):
-        assert 5 <= side.number <= 60
-        assert all(s >= 0.001 for s in side.samples)
+    for got in run_lockstep(base, head, "plain.Auto.time_auto", None, rounds=1, per_round=2):
+        assert 5 <= got.number <= 60
+        assert all(s >= 0.001 for s in got.samples)
 
     # NotImplementedError in setup: asv's skip, on both versions
-    for side in run_lockstep(base, head, "plain.Skipped.time_never", None, rounds=1, per_round=2):
-        assert side.samples == ()
-        assert "skipped" in side.skip
+    for got in run_lockstep(base, head, "plain.Skipped.time_never", None, rounds=1, per_round=2):
+        assert got.samples == ()
+        assert "skipped" in got.skip
 
 
 @pytest.mark.e2e
