@@ -32,13 +32,19 @@ from __future__ import annotations
 import difflib
 import re
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
+
+from jaxbench.errors import UsageError
 
 __all__ = [
     "BOOKKEEPING_OPS",
+    "BenchmarkHloChange",
     "HloDiff",
+    "HloDiffReport",
     "OpChange",
     "counted_ops",
+    "diff_runs",
     "fusion_count",
     "hlo_diff",
     "normalise",
@@ -275,3 +281,65 @@ def hlo_diff(base_text: str, head_text: str, *, context: int = 3, max_lines: int
         diff_lines=tuple(lines[:max_lines]),
         omitted_lines=max(0, len(lines) - max_lines),
     )
+
+
+# ---------------------------------------------------------------------------
+# two commits, benchmark by benchmark
+
+
+@dataclass(frozen=True)
+class BenchmarkHloChange:
+    """One benchmark's HLO at base and head; ``diff`` is None when one side is missing."""
+
+    benchmark: str
+    params: tuple[str, ...]
+    diff: HloDiff | None
+    in_base: bool
+    in_head: bool
+
+    @property
+    def label(self) -> str:
+        return f"{self.benchmark} [{', '.join(self.params)}]" if self.params else self.benchmark
+
+    @property
+    def changed(self) -> bool:
+        return self.diff is None or not self.diff.identical
+
+
+@dataclass(frozen=True)
+class HloDiffReport:
+    """Every benchmark with stored HLO at base or head, in name order."""
+
+    base: str
+    head: str
+    machine: str
+    env_name: str
+    changes: tuple[BenchmarkHloChange, ...]
+
+
+def diff_runs(
+    base_texts: Mapping[tuple[str, tuple[str, ...]], str],
+    head_texts: Mapping[tuple[str, tuple[str, ...]], str],
+    *,
+    base: str,
+    head: str,
+    machine: str,
+    env_name: str,
+    context: int = 3,
+    max_lines: int = 80,
+) -> HloDiffReport:
+    """Every benchmark with HLO at ``base`` or ``head``, diffed where it has both."""
+    if context < 0:
+        raise UsageError(f"--context must be 0 or more, got {context}")
+    changes = []
+    for key in sorted(base_texts.keys() | head_texts.keys()):
+        both = key in base_texts and key in head_texts
+        diff = (
+            hlo_diff(base_texts[key], head_texts[key], context=context, max_lines=max_lines)
+            if both
+            else None
+        )
+        changes.append(
+            BenchmarkHloChange(key[0], key[1], diff, key in base_texts, key in head_texts)
+        )
+    return HloDiffReport(base, head, machine, env_name, tuple(changes))

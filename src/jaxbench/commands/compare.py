@@ -26,6 +26,7 @@ from jaxbench.analyse.compare import (
 from jaxbench.commands import positive_int
 from jaxbench.errors import ResultsError, UsageError
 from jaxbench.render.markdown import format_markdown, format_ratio, format_sides, summary_line
+from jaxbench.store.benchmarks_json import read_benchmarks_json_or_warn
 from jaxbench.store.fsio import write_text_atomic
 from jaxbench.store.results import Point, find_commit, load_history, load_result_file
 
@@ -36,8 +37,6 @@ __all__ = [
     "format_json",
     "format_text",
     "load_sides",
-    "read_param_names",
-    "read_round_sizes",
     "run",
 ]
 
@@ -179,50 +178,6 @@ def load_sides(
     return base_points, head_points, history.warnings
 
 
-def read_round_sizes(benchmarks_json: Path) -> tuple[tuple[str, int | None], ...]:
-    """Time benchmark -> samples per asv round (its ``repeat``), from benchmarks.json.
-
-    asv appends ``repeat`` samples per round when ``repeat`` is a fixed
-    count; otherwise (0: asv decides; a (min, max, time) triple) the rounds
-    cannot be split back and the benchmark is tested pooled (None). A
-    benchmark without ``repeat``, or a file that cannot be read, gets the
-    default round size.
-    """
-    try:
-        data = json.loads(benchmarks_json.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        return ()
-    if not isinstance(data, dict):
-        return ()
-    sizes: list[tuple[str, int | None]] = []
-    for bench, info in sorted(data.items()):
-        if not isinstance(info, dict) or info.get("type") != "time" or "repeat" not in info:
-            continue
-        repeat = info["repeat"]
-        fixed = isinstance(repeat, int) and not isinstance(repeat, bool) and repeat > 0
-        sizes.append((bench, repeat if fixed else None))
-    return tuple(sizes)
-
-
-def read_param_names(results: Path) -> dict[str, tuple[str, ...]]:
-    """Benchmark -> parameter names from ``results/benchmarks.json``; empty if unreadable.
-
-    Used only to build graph links, so a missing file costs the ``p-`` part of
-    the links, not the comparison.
-    """
-    try:
-        data = json.loads((results / "benchmarks.json").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        return {}
-    if not isinstance(data, dict):
-        return {}
-    names: dict[str, tuple[str, ...]] = {}
-    for bench, info in data.items():
-        if isinstance(info, dict) and isinstance(info.get("param_names"), list):
-            names[bench] = tuple(str(n) for n in info["param_names"])
-    return names
-
-
 def format_text(report: CompareReport) -> str:
     """A terminal table of every row, most serious first, under the summary line."""
     order = {"failed": 0, "regression": 1, "improvement": 2}
@@ -313,7 +268,7 @@ def run(args: argparse.Namespace) -> int:
         alpha=args.alpha,
         paired=args.paired,
         paired_factor=args.paired_factor,
-        round_sizes=read_round_sizes(_benchmarks_json(args)),
+        round_sizes=read_benchmarks_json_or_warn(_benchmarks_json(args))[0].round_sizes(),
     )
     base, head, warnings = load_sides(
         args.base, args.head, args.results, machine=args.machine, env_name=args.env
@@ -328,9 +283,8 @@ def run(args: argparse.Namespace) -> int:
         results = args.results
         if _looks_like_file(args.head):
             results = Path(args.head).parent.parent
-        text = format_markdown(
-            report, html_url=args.html_url, param_names=read_param_names(results)
-        )
+        benchmarks, _warned = read_benchmarks_json_or_warn(results / "benchmarks.json")
+        text = format_markdown(report, html_url=args.html_url, param_names=benchmarks.param_names())
     elif args.format == "json":
         text = format_json(report, fail_on)
     else:

@@ -46,11 +46,13 @@ from jaxbench.store.fsio import write_bytes_atomic
 
 __all__ = [
     "HLO_FOLDER",
+    "HloRuns",
     "StoredHlo",
     "find_run",
     "list_hlo",
     "load_hlo",
     "machine_name",
+    "read_hlo_runs",
     "read_stored",
     "results_dir_from_environ",
     "save_hlo",
@@ -232,3 +234,103 @@ def load_hlo(
     if (stored_benchmark, stored_params) != (benchmark, params):
         raise ResultsError(f"{path} holds {stored_benchmark}, not {benchmark}; delete it")
     return text
+
+
+# ---------------------------------------------------------------------------
+# the HLO of two commits, side by side
+
+
+@dataclass(frozen=True)
+class HloRuns:
+    """The stored HLO of one benchmark run per commit: (benchmark, params) -> text."""
+
+    base: str
+    head: str
+    machine: str
+    env_name: str
+    base_texts: Mapping[tuple[str, tuple[str, ...]], str]
+    head_texts: Mapping[tuple[str, tuple[str, ...]], str]
+
+
+def _choose(what: str, option: str, given: str | None, choices: set[str], fix: str) -> str:
+    if given is not None:
+        return given
+    if len(choices) == 1:
+        return next(iter(choices))
+    listed = ", ".join(sorted(choices)) or "none"
+    raise UsageError(f"cannot tell which {what} to use (found: {listed}); {fix} or pass {option}")
+
+
+def _runs_of(stored: list[StoredHlo], commit: str) -> list[StoredHlo]:
+    prefix = commit[:8].lower()
+    return [s for s in stored if prefix and s.commit.startswith(prefix)]
+
+
+def read_hlo_runs(
+    results: Path,
+    base: str,
+    head: str,
+    *,
+    machine: str | None = None,
+    env_name: str | None = None,
+    benchmark_regex: str | None = None,
+) -> HloRuns:
+    """The stored HLO of ``base`` and ``head`` (commits or prefixes) in one machine and
+    environment, for the benchmarks matching ``benchmark_regex``.
+
+    The machine and the environment may be left out when only one fits.
+    Raises :class:`UsageError` / :class:`ResultsError` with the fix otherwise.
+    """
+    try:
+        pattern = re.compile(benchmark_regex or "")
+    except re.error as exc:
+        raise UsageError(
+            f"--benchmark {benchmark_regex!r} is not a regular expression: {exc}"
+        ) from None
+    stored = list_hlo(results)
+    machine = _choose(
+        "machine",
+        "--machine",
+        machine,
+        {s.machine for s in stored},
+        f"run the benchmarks with asv so that {results}/<machine>/hlo exists",
+    )
+    stored = [s for s in stored if s.machine == machine]
+    for commit in (base, head):
+        if not _runs_of(stored, commit):
+            have = ", ".join(sorted({s.commit for s in stored})) or "none"
+            raise ResultsError(
+                f"no HLO stored for commit {commit!r} under {results}/{machine}/hlo "
+                f"(stored: {have}); run the benchmarks for it with asv"
+            )
+    env_name = _choose(
+        "environment",
+        "--env",
+        env_name,
+        {s.env_name for s in _runs_of(stored, base)} & {s.env_name for s in _runs_of(stored, head)},
+        "benchmark both commits in one asv environment",
+    )
+    base_dir = find_run(results, machine, base, env_name)
+    head_dir = find_run(results, machine, head, env_name)
+
+    def texts(run_dir: Path) -> dict[tuple[str, tuple[str, ...]], str]:
+        return {
+            (s.benchmark, s.params): read_stored(s)
+            for s in stored
+            if s.path.parent == run_dir and pattern.search(s.benchmark)
+        }
+
+    base_texts, head_texts = texts(base_dir), texts(head_dir)
+    if not base_texts and not head_texts:
+        raise ResultsError(
+            f"no stored HLO matches --benchmark {benchmark_regex!r} at {base} or {head}; "
+            "check the regular expression"
+        )
+    return HloRuns(
+        base_dir.name.partition("-")[0],
+        head_dir.name.partition("-")[0],
+        machine,
+        env_name,
+        base_texts,
+        head_texts,
+    )

@@ -36,6 +36,11 @@ from pathlib import Path
 from typing import Any
 
 from jaxbench.errors import ResultsError
+from jaxbench.store.benchmarks_json import (
+    BenchmarksJson,
+    read_benchmarks_json,
+    read_benchmarks_json_or_warn,
+)
 
 __all__ = [
     "RESULTS_FORMAT",
@@ -45,13 +50,13 @@ __all__ = [
     "find_commit",
     "load_history",
     "load_result_file",
+    "read_env_params",
     "read_units",
 ]
 
 #: The result-file format this reader understands natively (asv's ``Results.api_version``).
 RESULTS_FORMAT = 2
 _MACHINE_FORMAT = 1
-_BENCHMARKS_FORMAT = 2
 _SKIP_FILES = frozenset({"machine.json", "benchmarks.json"})
 _RERUN = "delete the file and re-run 'asv run' for that commit"
 
@@ -112,6 +117,8 @@ class History:
     warnings: tuple[str, ...] = field(default=())
     #: result files holding an infinite value (read as failed; asv publish hangs on them)
     infinite_files: tuple[Path, ...] = field(default=())
+    #: the directory's benchmarks.json (empty, with a warning, when it cannot be read)
+    benchmarks: BenchmarksJson = field(default=BenchmarksJson())
 
     def series(self) -> dict[SeriesKey, list[Point]]:
         """Points grouped by series, each list sorted by (date, commit)."""
@@ -162,31 +169,10 @@ def _load_json(path: Path) -> Any:
 def read_units(benchmarks_json: Path) -> dict[str, str]:
     """Benchmark name -> unit (``"seconds"``, ``"bytes"``, a track's unit) from benchmarks.json.
 
-    Raises :class:`ResultsError` naming the file when it cannot be used.
+    Raises :class:`ResultsError` naming the file when it cannot be used
+    (:func:`jaxbench.store.benchmarks_json.read_benchmarks_json`).
     """
-    fix = "regenerate it with 'asv run --bench just-discover' (or any 'asv run')"
-    try:
-        text = benchmarks_json.read_text(encoding="utf-8")
-        data = json.loads(text)
-    except FileNotFoundError:
-        raise ResultsError(f"{benchmarks_json}: missing; {fix}") from None
-    except (OSError, UnicodeDecodeError, ValueError):
-        raise ResultsError(f"{benchmarks_json}: not valid JSON (truncated?); {fix}") from None
-    if not isinstance(data, dict):
-        raise ResultsError(f"{benchmarks_json}: not an asv benchmarks.json; {fix}")
-    version = data.get("version")
-    if version != _BENCHMARKS_FORMAT:
-        raise ResultsError(
-            f"{benchmarks_json}: benchmarks.json format {version!r}, expected "
-            f"{_BENCHMARKS_FORMAT}; {fix}"
-        )
-    units: dict[str, str] = {}
-    for name, info in data.items():
-        if name == "version":
-            continue
-        unit = info.get("unit") if isinstance(info, dict) else None
-        units[name] = unit if isinstance(unit, str) else ""
-    return units
+    return read_benchmarks_json(benchmarks_json).units()
 
 
 def _machine_name(machine_dir: Path) -> str:
@@ -414,12 +400,9 @@ def load_history(
             f"{results_dir}: no such results directory; run 'asv run' first or pass --results DIR"
         )
     warnings: list[str] = []
-    units: dict[str, str] = {}
-    units_warning: list[str] = []
-    try:
-        units = read_units(results_dir / "benchmarks.json")
-    except ResultsError as exc:
-        units_warning.append(f"{exc} (units unknown until then)")
+    benchmarks, units_problem = read_benchmarks_json_or_warn(results_dir / "benchmarks.json")
+    units = benchmarks.units()
+    units_warning = [units_problem] if units_problem else []
 
     machine_dirs = sorted(p for p in results_dir.iterdir() if p.is_dir())
     points: list[Point] = []
@@ -490,6 +473,7 @@ def load_history(
         points=tuple(points),
         warnings=tuple(units_warning + warnings),
         infinite_files=tuple(infinite),
+        benchmarks=benchmarks,
     )
 
 
@@ -538,3 +522,34 @@ def find_commit(history: History, prefix: str) -> str:
         shown = ", ".join(m[:12] for m in matches[:5])
         raise ResultsError(f"commit prefix {prefix!r} is ambiguous ({shown}); give more characters")
     return matches[0]
+
+
+def read_env_params(results_dir: Path) -> dict[tuple[str, str], dict[str, str]]:
+    """(machine, env_name) -> the graph parameters asv publish gives its graphs.
+
+    Those are a result file's ``params`` (machine, python, requirements ...)
+    and ``env-<NAME>`` for each environment variable, read from one result
+    file per machine and environment (the name ends in ``-<env_name>.json``).
+    Unreadable files are skipped: the links then filter on the machine only.
+    """
+    found: dict[tuple[str, str], dict[str, str]] = {}
+    seen: set[tuple[Path, str]] = set()
+    for path in sorted(results_dir.glob("*/*.json")):
+        if path.name == "machine.json" or "-" not in path.stem:
+            continue
+        env_suffix = path.stem.split("-", 1)[1]
+        if (path.parent, env_suffix) in seen:
+            continue
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            params = data["params"]
+            env_name = data.get("env_name") or env_suffix
+            machine = params["machine"]
+            env_vars = data.get("env_vars") or {}
+        except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
+            continue
+        seen.add((path.parent, env_suffix))
+        graph: dict[str, str] = {k: "" if v is None else str(v) for k, v in params.items()}
+        graph.update({f"env-{k}": str(v) for k, v in env_vars.items()})
+        found[(str(machine), str(env_name))] = graph
+    return found

@@ -1,0 +1,244 @@
+"""The published site: asv's HTML history, working offline, plus a regressions page by kind.
+
+The core of ``jaxbench publish`` (:mod:`jaxbench.commands.publish` is its
+command line).
+
+Steps:
+
+1. Read the results (:func:`jaxbench.store.results.load_history`) and find the
+   regressions (:func:`jaxbench.analyse.detect.find_regressions`, with the
+   ``regressions_thresholds`` of ``asv.conf.json``) first, so bad results stop
+   the command before anything is written. A result file with an infinite
+   value is refused here: asv 0.6.6's ``asv publish`` hangs on one (its step
+   detection pool never returns).
+2. Run the real ``asv publish`` in a subprocess, into a staging directory
+   beside the html dir. asv needs the benchmarked git repository (``repo``
+   in ``asv.conf.json``) to order commits; without it asv stops with "Can not
+   determine what kind of DVCS to use" *after* deleting its ``html_dir``. So
+   the repository is checked first, and asv never writes to the real html dir.
+3. In the staging copy: rewrite asv's CDN ``<script>``/``<link>`` tags to the
+   vendored copies (:func:`jaxbench.render.html.localize_asv_index`), copy
+   ``assets/vendor`` and our stylesheet, write ``jaxbench/regressions.html``.
+4. Swap the staging directory in with two renames (old out of the way, new
+   in), then delete the old one. A failure at any step before the swap leaves
+   the previous html dir exactly as it was.
+
+``asv publish`` is given a temporary copy of ``asv.conf.json`` (a hidden file
+next to the original, so that relative paths and asv's mirror of a remote
+repository keep their meaning) with ``results_dir`` and ``html_dir`` set; it is
+removed afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from jaxbench.analyse.detect import find_regressions, read_asv_conf, thresholds_from_asv_conf
+from jaxbench.errors import ResultsError, UsageError
+from jaxbench.render import html
+from jaxbench.store.results import load_history, read_env_params
+
+__all__ = ["PUBLISH_TIMEOUT", "PublishOutcome", "check_repo", "publish"]
+
+_URL_PREFIXES = ("http://", "https://", "git@", "ssh://", "git://", "file://")
+
+
+@dataclass(frozen=True)
+class PublishOutcome:
+    """What :func:`publish` wrote."""
+
+    html_dir: Path
+    regressions_page: Path
+    regressions: int
+    asv_output: str
+
+
+def _conf_path(conf: Mapping[str, object], key: str, default: str, base: Path) -> Path:
+    value = conf.get(key, default)
+    if not isinstance(value, str) or not value:
+        raise UsageError(f"asv.conf.json: {key!r} must be a path string; fix the file")
+    return (base / value).resolve()
+
+
+def check_repo(conf: Mapping[str, object], conf_dir: Path, config: Path) -> None:
+    """Fail with the fix when the benchmarked repository that asv publish needs is missing."""
+    repo = conf.get("repo")
+    if not isinstance(repo, str) or not repo:
+        raise UsageError(
+            f"{config}: no 'repo'; asv publish needs the benchmarked git repository "
+            'to order commits: set "repo" to its path or URL'
+        )
+    if repo.startswith(_URL_PREFIXES):
+        return
+    path = (conf_dir / repo).resolve()
+    if not path.is_dir():
+        raise UsageError(
+            f"{config}: repo {repo!r} ({path}) does not exist; asv publish needs the "
+            'benchmarked git repository to order commits: clone it there or fix "repo"'
+        )
+
+
+def _asv_failure(output: str) -> str:
+    """The last meaningful line of asv's output, without its progress prefix."""
+    for line in reversed(output.splitlines()):
+        text = line.strip()
+        if text.startswith("["):
+            text = text.split("]", 1)[-1].strip()
+        text = text.lstrip("·").strip()
+        if text:
+            return text
+    return "no output"
+
+
+def _check_html_dir(html_dir: Path, protected: list[Path]) -> None:
+    for path in protected:
+        if html_dir == path or html_dir in path.parents:
+            raise UsageError(
+                f"html dir {html_dir} contains {path}, which publishing would delete; "
+                "choose another --html-dir"
+            )
+    if html_dir.exists():
+        if not html_dir.is_dir():
+            raise UsageError(
+                f"html dir {html_dir} is a file; remove it or choose another --html-dir"
+            )
+        if any(html_dir.iterdir()) and not (html_dir / "index.html").exists():
+            raise UsageError(
+                f"html dir {html_dir} exists and is not a published asv site (no index.html); "
+                "publishing replaces it: remove it or choose another --html-dir"
+            )
+
+
+#: Seconds before a hanging ``asv publish`` is given up (it publishes 1,000
+#: commits x 50 benchmarks in well under a minute here).
+PUBLISH_TIMEOUT = 600
+
+
+def _run_asv_publish(
+    conf: dict[str, object], conf_dir: Path, staging_html: Path, results_dir: Path, html_dir: Path
+) -> str:
+    conf = dict(conf, results_dir=str(results_dir), html_dir=str(staging_html))
+    fd, tmp_conf = tempfile.mkstemp(prefix=".asv.conf.jaxbench-", suffix=".json", dir=conf_dir)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(conf, handle, indent=2)
+        proc = subprocess.run(
+            [sys.executable, "-m", "asv", "publish", "--config", tmp_conf],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=PUBLISH_TIMEOUT,
+        )
+    except subprocess.TimeoutExpired:
+        raise UsageError(
+            f"asv publish did not finish in {PUBLISH_TIMEOUT} s; {html_dir} was left as it was; "
+            "look for result files with unusual values and re-run"
+        ) from None
+    finally:
+        Path(tmp_conf).unlink(missing_ok=True)
+    output = proc.stdout + proc.stderr
+    if proc.returncode != 0 or not (staging_html / "index.html").is_file():
+        raise UsageError(
+            f"asv publish failed: {_asv_failure(output)}; {html_dir} was left as it was"
+        )
+    return output
+
+
+def _finish_site(site: Path, page: str) -> None:
+    """Make asv's site in ``site`` work offline and add our page to it."""
+    index = site / "index.html"
+    index.write_text(html.localize_asv_index(index.read_text(encoding="utf-8")), encoding="utf-8")
+    assets = resources.files("jaxbench").joinpath("assets")
+    with resources.as_file(assets) as assets_dir:
+        shutil.copytree(assets_dir / "vendor", site / html.VENDOR_DIR)
+        shutil.copyfile(assets_dir / "jaxbench.css", site / html.STYLESHEET)
+    (site / html.REGRESSIONS_PAGE).write_text(page, encoding="utf-8")
+
+
+def _swap_in(new: Path, html_dir: Path) -> None:
+    """Replace ``html_dir`` by ``new`` (same parent): two renames, then delete the old one."""
+    old: Path | None = None
+    if html_dir.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{html_dir.name}.jaxbench-old-", dir=html_dir.parent))
+        os.replace(html_dir, old / "html")
+    try:
+        os.replace(new, html_dir)
+    except OSError:
+        if old is not None:
+            os.replace(old / "html", html_dir)
+        raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def publish(
+    config: Path, *, html_dir: Path | None = None, results_dir: Path | None = None
+) -> PublishOutcome:
+    """Publish the history of ``config``'s results into its html dir (see module doc)."""
+    config = Path(config)
+    if not config.is_file():
+        raise UsageError(f"{config}: no such asv configuration; pass --config PATH")
+    conf = read_asv_conf(config)
+    conf_dir = config.resolve().parent
+    results = (
+        results_dir.resolve()
+        if results_dir
+        else _conf_path(conf, "results_dir", "results", conf_dir)
+    )
+    target = html_dir.resolve() if html_dir else _conf_path(conf, "html_dir", "html", conf_dir)
+    _check_html_dir(target, [results, config.resolve(), conf_dir])
+    check_repo(conf, conf_dir, config)
+
+    history = load_history(results)
+    if history.infinite_files:
+        first = history.infinite_files[0]
+        raise ResultsError(
+            f"{first}: holds an infinite value ({len(history.infinite_files)} such file(s)), "
+            "on which asv publish's step detection never finishes; delete those files or "
+            "re-run 'asv run' for those commits"
+        )
+    regressions = find_regressions(history, thresholds=thresholds_from_asv_conf(config))
+    hash_length = conf.get("hash_length", 8)
+    page = html.render_regressions_page(
+        regressions,
+        html.summarize(history),
+        env_params=read_env_params(results),
+        param_names=history.benchmarks.param_names(),
+        project=str(conf.get("project", "project")),
+        hash_length=hash_length if isinstance(hash_length, int) else 8,
+        warnings=history.warnings,
+    )
+
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.jaxbench-new-", dir=target.parent))
+    except OSError as exc:
+        raise UsageError(
+            f"cannot write next to {target}: {exc.strerror or exc}; choose a writable --html-dir"
+        ) from None
+    try:
+        site = staging / "html"
+        output = _run_asv_publish(conf, conf_dir, site, results, target)
+        _finish_site(site, page)
+        _swap_in(site, target)
+    except OSError as exc:
+        raise UsageError(
+            f"cannot publish into {target}: {exc.strerror or exc}; {target} was left as it was"
+        ) from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return PublishOutcome(
+        html_dir=target,
+        regressions_page=target / html.REGRESSIONS_PAGE,
+        regressions=len(regressions),
+        asv_output=output,
+    )
