@@ -38,6 +38,8 @@ __all__ = [
 MACHINE = "e2e"
 ENV_NAME = "virtualenv-py3.11-jax0.10.2-XLA_FLAGS--xla_force_host_platform_device_count=4"
 PROJECT = Path(__file__).resolve().parents[1]
+#: The module holding ``predict``, inside the project's src/ (edited by the commits below).
+WORKLOADS = Path("src", "jaxbench", "measure", "workloads.py")
 ASV_BIN = Path(sys.executable).parent / "asv"
 
 PREDICT = "def predict(x: Any, w: Any) -> Any:\n    return jnp.tanh(x @ w)\n"
@@ -147,7 +149,7 @@ def make_repo(root: Path) -> E2eRepo:
     (root / "README.md").write_text("# jaxbench (end-to-end test copy)\n", encoding="utf-8")
     (root / ".gitignore").write_text("/results*/\n/.asv/\n/html/\n/.asv-*.json\n", encoding="utf-8")
     write_conf(root / "asv.conf.json", results_dir="results", env_dir=".asv/env")
-    workloads = root / "src" / "jaxbench" / "workloads.py"
+    workloads = root / WORKLOADS
 
     git(root, "init", "-q", "-b", "main")
     commits: list[str] = []

@@ -111,3 +111,12 @@ def test_analysing_commands_load_without_jax() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_e2e_repository_edits_a_module_of_the_layout() -> None:
+    """tests/e2e_repo.py makes its commits by editing ``predict`` in the project's
+    workloads module: the path and the text it replaces must exist, or every e2e
+    test fails minutes into its set-up (as after the move into subpackages)."""
+    from e2e_repo import PREDICT, PROJECT, WORKLOADS
+
+    assert PREDICT in (PROJECT / WORKLOADS).read_text(encoding="utf-8")
