@@ -150,15 +150,13 @@ def _prepare(suite: str, params: tuple[Any, ...]) -> Any:
 
 
 def _prepare_uncached(suite: str, params: tuple[Any, ...]) -> Any:
-    from jaxbench.errors import ReferenceMismatch, WorkloadError
+    from jaxbench.errors import TooFewDevices
     from jaxbench.measure import protocol
 
     try:
         workload = _make_workload(suite, params)
         prepared = protocol.prepare(workload)
-    except ReferenceMismatch:
-        raise
-    except WorkloadError as exc:
+    except TooFewDevices as exc:
         raise _skip(str(exc)) from None
     for line in prepared.warnings:
         print(f"jaxbench: warning: {line}", file=sys.stderr)
@@ -183,7 +181,7 @@ def _check_no_recompile(prepared: Any, suite: str) -> None:
 
 
 def _figures_for(suite: str, params: tuple[Any, ...]) -> Figures:
-    from jaxbench.errors import WorkloadError
+    from jaxbench.errors import TooFewDevices
     from jaxbench.measure import protocol, xla_analysis
     from jaxbench.measure.workloads import Unchecked
     from jaxbench.store import hlo_store
@@ -191,7 +189,7 @@ def _figures_for(suite: str, params: tuple[Any, ...]) -> Figures:
     try:
         workload = _make_workload(suite, params)
         measured = protocol.figures(workload)
-    except WorkloadError as exc:
+    except TooFewDevices as exc:
         return Figures(skip=str(exc))
     stages = measured.first
     first: dict[str, float | None] = {
@@ -281,12 +279,12 @@ def _skip_now(reason: str) -> BaseException:
 
 def _workload_memory(suite: str, params: tuple[Any, ...], figure: str) -> float:
     """What the workload adds to this (fresh, forked) process's memory."""
-    from jaxbench.errors import WorkloadError
+    from jaxbench.errors import TooFewDevices
     from jaxbench.measure import protocol
 
     try:
         memory = protocol.workload_memory(_make_workload(suite, params))
-    except WorkloadError as exc:
+    except TooFewDevices as exc:
         raise _skip_now(str(exc)) from None
     value = getattr(memory, figure)
     if value is None:

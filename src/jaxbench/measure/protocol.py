@@ -251,8 +251,15 @@ def prepare(
     else:
         stages, compiled = None, None
         fn = options.wrap(workload.fn)
-        output = fn(*call_args.args, **call_args.kwargs)
-        jax.block_until_ready(output)
+        try:
+            output = fn(*call_args.args, **call_args.kwargs)
+            jax.block_until_ready(output)
+        except Exception as exc:
+            raise WorkloadError(
+                f"{workload.label}: the first call raised {type(exc).__name__}: "
+                f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''}; "
+                "fix fn, its inputs or their placement"
+            ) from exc
     accuracy = _compare(workload, output, expected, raising=True)
     next_args = call_args
     if workload.carry is not None:

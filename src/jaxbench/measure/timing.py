@@ -29,7 +29,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from jaxbench.errors import WorkloadError
+from jaxbench.errors import JaxbenchError, TooFewDevices, WorkloadError
 from jaxbench.measure.workloads import Args, Workload, as_args
 
 __all__ = [
@@ -158,7 +158,7 @@ def place(workload: Workload, device: Any | None = None) -> Placed:
     host = workload.host_args()
     available = tuple(jax.devices())
     if len(available) < workload.devices:
-        raise WorkloadError(
+        raise TooFewDevices(
             f"{workload.label}: needs {workload.devices} devices, {len(available)} available; "
             "set XLA_FLAGS=--xla_force_host_platform_device_count="
             f"{workload.devices} before jax starts"
@@ -280,6 +280,25 @@ def first_call(
     ``fn`` is called once as it is (``compiled`` is ``None``).
     """
     call = args if isinstance(args, Args) else Args(tuple(args))
+    try:
+        return _first_call(fn, call, options, clock)
+    except JaxbenchError:
+        raise
+    except Exception as exc:
+        raise WorkloadError(
+            f"the first call raised {type(exc).__name__}: {_first_line(exc)}; "
+            "fix fn, its inputs or their placement"
+        ) from exc
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else ""
+
+
+def _first_call(
+    fn: Callable[..., Any], call: Args, options: JitOptions, clock: Clock
+) -> tuple[FirstCall, Any, Any, Any]:
     _disable_persistent_cache()
     jax.clear_caches()
     jitted = options.wrap(fn)
