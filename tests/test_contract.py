@@ -287,7 +287,7 @@ def test_a_golden_file_of_another_shape_is_refused(tmp_path: Path) -> None:
                 "logits": np.zeros((16, 4), np.float32),
                 "predicted": np.zeros(16, np.int32),
                 "hit": np.zeros(16, bool),
-            }  # fmt: skip
+            }
         )
     )
     with pytest.raises(ReferenceMismatch, match=r"output /hit: shape \(32,\) differs"):
