@@ -67,7 +67,8 @@ MODULE = textwrap.dedent(
     def _train():
         return Workload(
             name="train", fn=_step, reference=FLOAT64, donate_argnums=(0,),
-            inputs=lambda rng: (np.zeros(8, np.float32), rng.normal(size=(32, 8)).astype(np.float32)),
+            inputs=lambda rng: (np.zeros(8, np.float32),
+                                rng.normal(size=(32, 8)).astype(np.float32)),
             carry=lambda args, out: (out[0], args.args[1]), atol=1e-5, rtol=1e-5,
         )
 
