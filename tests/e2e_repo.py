@@ -93,8 +93,13 @@ def git(root: Path, *args: str, date: str | None = None) -> str:
     return done.stdout.strip()
 
 
-def write_conf(path: Path, *, results_dir: str, env_dir: str) -> None:
-    """An asv.conf.json of one environment, with the project's build and launch settings."""
+def write_conf(
+    path: Path, *, results_dir: str, env_dir: str, req: Mapping[str, list[str]] | None = None
+) -> None:
+    """An asv.conf.json of one environment, with the project's build and launch settings.
+
+    ``req``: more pinned requirements of the matrix (beside jax 0.10.2).
+    """
     real = _read_conf(PROJECT / "asv.conf.json")
     conf = {
         "version": 1,
@@ -109,7 +114,7 @@ def write_conf(path: Path, *, results_dir: str, env_dir: str) -> None:
         "html_dir": "html",
         "benchmark_dir": "benchmarks",
         "matrix": {
-            "req": {"jax": ["0.10.2"]},
+            "req": {"jax": ["0.10.2"], **(req or {})},
             "env": {"XLA_FLAGS": ["--xla_force_host_platform_device_count=4"]},
         },
         "build_command": real["build_command"],
@@ -147,7 +152,7 @@ def make_repo(root: Path) -> E2eRepo:
     (root / "README.md").write_text("# jaxbench (end-to-end test copy)\n", encoding="utf-8")
     (root / ".gitignore").write_text("/results*/\n/.asv/\n/html/\n/.asv-*.json\n", encoding="utf-8")
     write_conf(root / "asv.conf.json", results_dir="results", env_dir=".asv/env")
-    workloads = root / "src" / "jaxbench" / "workloads.py"
+    workloads = root / "src" / "jaxbench" / "measure" / "workloads.py"
 
     git(root, "init", "-q", "-b", "main")
     commits: list[str] = []

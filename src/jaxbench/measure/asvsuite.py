@@ -71,10 +71,12 @@ __all__ = ["NUMBER", "REPEAT", "ROUNDS", "Figures", "jax_suite"]
 
 WorkloadFactory = Callable[..., Any]
 
-#: Classes made by :func:`jax_suite` in this process: name -> (factory, params).
+#: Classes made by :func:`jax_suite` in this process, keyed "<module>:<name>"
+#: (two benchmark modules may both have a "Model"): key -> (factory, params).
 _REGISTRY: dict[str, tuple[WorkloadFactory | str, dict[str, list[Any]]]] = {}
 
-#: Suite name -> "<module>." as asv names its benchmarks (for the HLO store).
+#: Suite key -> asv's name of its figures class, "<module>.<name>Figures",
+#: the module relative to the benchmark directory (for the HLO store).
 _REGISTRY_MODULES: dict[str, str] = {}
 
 #: Prepared workloads of this process, by (suite, params).
@@ -203,7 +205,7 @@ def _figures_for(suite: str, params: tuple[Any, ...]) -> Figures:
     if measured.compiled is not None:
         work = xla_analysis.work_figures(measured.compiled)
         work_values = {name: _float(getattr(work, name)) for name in WORK_FIGURES}
-        benchmark_prefix = f"{_REGISTRY_MODULES.get(suite, '')}{suite}Figures"
+        benchmark_prefix = _REGISTRY_MODULES[suite]
         try:
             hlo_store.save_hlo(
                 benchmark_prefix,
@@ -311,18 +313,18 @@ def jax_suite(
     if not name.isidentifier():
         raise ValueError(f"suite name must be a Python identifier, got {name!r}")
     param_map = {k: list(v) for k, v in (params or {}).items()}
-    _REGISTRY[name] = (workload, param_map)
     module = sys._getframe(1).f_globals.get("__name__", __name__)
+    suite = f"{module}:{name}"
+    _REGISTRY[suite] = (workload, param_map)
     # asv names benchmarks relative to the benchmark directory's package.
-    _REGISTRY_MODULES[name] = f"{module.split('.', 1)[-1]}."
+    _REGISTRY_MODULES[suite] = f"{module.split('.', 1)[-1]}.{name}Figures"
     asv_params = list(param_map.values())
     asv_names = list(param_map)
-    suite = name
 
     class Timed:
         params = asv_params
         param_names = asv_names
-        version = f"{VERSION}:{suite}"
+        version = f"{VERSION}:{name}"
         number = NUMBER
         repeat = REPEAT
         rounds = ROUNDS
@@ -361,7 +363,7 @@ def jax_suite(
     class FiguresSuite:
         params = asv_params
         param_names = asv_names
-        version = f"{VERSION}:{suite}"
+        version = f"{VERSION}:{name}"
         timeout = 300.0
 
         def setup_cache(self) -> dict[tuple[str, tuple[Any, ...]], Figures | str]:
