@@ -223,3 +223,21 @@ def test_workload_memory_tracks(bench_dir: Path) -> None:
     assert _run_figure(bench_dir, "TrainFigures.track_workload_peak_rss_bytes") >= 0
     with pytest.raises(SkipNotImplemented, match="device_peak_bytes is not reported on cpu"):
         _run_figure(bench_dir, "TrainFigures.track_workload_device_peak_bytes")
+
+
+def test_every_figure_method_is_named_by_kinds_and_has_a_kind() -> None:
+    from jaxbench.analyse import kinds
+    from jaxbench.measure.asvsuite import jax_suite
+
+    timed, figures = jax_suite("KindCheck", "predict")
+    methods = {m for m in dir(figures) if m.startswith("track_")}
+    expected = (
+        set(kinds.COMPILE_STAGES)
+        | set(kinds.ACCURACY_TRACKS)
+        | {kinds.WORK_PREFIX + f for f in kinds.WORK_FIGURES}
+        | set(kinds.WORKLOAD_MEMORY_TRACKS)
+    )
+    assert methods == expected
+    assert kinds.Kind.OTHER not in {kinds.kind_of(f"s.KindCheckFigures.{m}") for m in methods}
+    assert kinds.kind_of("s.KindCheckFigures.track_workload_peak_rss_bytes") is kinds.Kind.MEMORY
+    assert timed.repeat == kinds.REPEAT
