@@ -33,6 +33,9 @@ ENV_NAME = (
 SUITES = ("TrainStep", "EqxForward", "ScanRnn", "Noise")
 #: The CPU backend reports no memory_stats(): asv records the skip as NaN.
 SKIPPED_ON_CPU = "track_workload_device_peak_bytes"
+#: A figure XLA's cost analysis leaves out (e.g. transcendentals of a ReLU
+#: network) is skipped (NaN), never 0; every other figure must be a number.
+MAY_BE_UNREPORTED = "Figures.track_work_"
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +92,7 @@ def test_every_program_benchmark_is_measured_none_failed(repo: tuple[Path, list[
                 assert value is not None, f"{name} failed at {commit[:8]}"
                 if name.endswith(SKIPPED_ON_CPU):
                     assert math.isnan(value), name
-                else:
+                elif MAY_BE_UNREPORTED not in name or "flops" in name or "hlo_" in name:
                     assert math.isfinite(value), (name, value)
         rss = result.get_result_value(
             "programs.TrainStepFigures.track_workload_peak_rss_bytes",
