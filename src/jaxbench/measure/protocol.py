@@ -340,7 +340,7 @@ def measure(
     """Run the protocol; raise :class:`~jaxbench.errors.ReferenceMismatch` on a wrong answer."""
     if repeats < 1:
         raise ValueError(f"at least one repeat is required, got repeats={repeats}")
-    prepared = prepare(workload, fresh=True, warmup=1, clock=clock)
+    prepared = prepare(workload, fresh=True, clock=clock)
     assert prepared.first is not None
     result, samples = synchronized_samples(prepared.call, repeats=repeats, clock=clock)
     if workload.carry is None:  # the same inputs again: the same answer
