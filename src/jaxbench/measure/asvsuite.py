@@ -284,6 +284,9 @@ def _workload_memory(suite: str, params: tuple[Any, ...], figure: str) -> float:
     from jaxbench.errors import TooFewDevices
     from jaxbench.measure import protocol
 
+    if figure == "device_peak_bytes" and not protocol.device_reports_memory():
+        # known before placing anything: skip without compiling the workload
+        raise _skip_now(f"{figure} is not reported on {jax.default_backend()}")
     try:
         memory = protocol.workload_memory(_make_workload(suite, params))
     except TooFewDevices as exc:

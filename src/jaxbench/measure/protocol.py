@@ -471,6 +471,11 @@ def _device_bytes(key: str) -> int | None:
     return int(stats[key])
 
 
+def device_reports_memory() -> bool:
+    """Whether the default device reports ``memory_stats()`` (GPU/TPU yes, CPU no)."""
+    return _device_bytes("bytes_in_use") is not None
+
+
 @dataclass(frozen=True)
 class WorkloadMemory:
     """What placing, compiling and running the workload adds to the process.
