@@ -9,6 +9,13 @@ lesson's loop), divided by 50; or, when the directory argument is named
 ``...method``, in the output array's own ``block_until_ready()`` (the
 suite's wait for a single-array output). Usage:
 ``python bare_worker.py DIR [CPUS]`` (DIR is not read, only its name).
+
+With ``BARE_WORKLOAD=module:factory`` (a module of ``BARE_BENCHMARKS``, e.g.
+``programs:train_step_workload``) the loop is that workload's call instead,
+written bare: its seeded inputs ``jax.device_put``, ``jax.jit`` with its
+static and donated arguments, and for a training step the state threaded
+into the next call as ``carry`` says, each call ending in
+``jax.block_until_ready`` on the whole output. No jaxbench harness code runs.
 """
 
 from __future__ import annotations
@@ -32,10 +39,17 @@ def main(argv: list[str]) -> int:
     out = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
     call = None
+    reply: dict[str, object]
     for line in sys.stdin:
         request = json.loads(line)
         op = request["op"]
-        if op == "load":
+        if op == "load" and os.environ.get("BARE_WORKLOAD"):
+            call = _workload_call(os.environ["BARE_WORKLOAD"], os.environ["BARE_BENCHMARKS"])
+            end = time.perf_counter() + 0.1
+            while time.perf_counter() < end:
+                call()
+            reply = {"number": NUMBER}
+        elif op == "load":
             import jax
             import jax.numpy as jnp
             import numpy as np
@@ -60,7 +74,7 @@ def main(argv: list[str]) -> int:
             end = time.perf_counter() + 0.1  # the same warm-up as the asv worker
             while time.perf_counter() < end:
                 call()
-            reply: dict[str, object] = {"number": NUMBER}
+            reply = {"number": NUMBER}
         elif op == "sample":
             assert call is not None
             reply = {"samples": [call() for _ in range(int(request["count"]))]}
@@ -71,6 +85,66 @@ def main(argv: list[str]) -> int:
         if op == "close":
             return 0
     return 0
+
+
+def _workload_call(spec: str, benchmarks: str) -> Any:
+    """A bare loop of one workload's call (see the module docstring)."""
+    import importlib
+
+    import jax
+    import numpy as np
+
+    sys.path.insert(0, benchmarks)
+    module, factory = spec.split(":")
+    workload = getattr(importlib.import_module(module), factory)()
+    built = workload.inputs(np.random.default_rng(workload.seed))
+    args, kwargs = (built, {}) if isinstance(built, tuple) else (built.args, dict(built.kwargs))
+
+    def put(value: Any) -> Any:
+        return jax.tree_util.tree_map(
+            lambda leaf: (
+                jax.device_put(leaf)
+                if isinstance(leaf, np.ndarray | np.generic | jax.Array)
+                else leaf
+            ),
+            value,
+        )
+
+    static = set(workload.static_argnums) | set(workload.static_argnames)
+    args = tuple(a if i in static else put(a) for i, a in enumerate(args))
+    kwargs = {k: v if k in static else put(v) for k, v in kwargs.items()}
+    jax.block_until_ready((args, kwargs))
+    f = jax.jit(
+        workload.fn,
+        static_argnums=workload.static_argnums,
+        static_argnames=workload.static_argnames,
+        donate_argnums=workload.donate_argnums,
+    )
+    carry = workload.carry
+    state = {"args": args}
+
+    def call() -> float:
+        args = state["args"]
+        start = time.perf_counter()
+        for _ in range(NUMBER):
+            out = f(*args, **kwargs)
+            if carry is not None:
+                args = tuple(carry(_Args(args, kwargs), out))
+            jax.block_until_ready(out)
+        elapsed = time.perf_counter() - start
+        state["args"] = args
+        return elapsed / NUMBER
+
+    for _ in range(20):
+        call()
+    return call
+
+
+class _Args:
+    """What a workload's ``carry`` reads: ``.args`` and ``.kwargs``."""
+
+    def __init__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        self.args, self.kwargs = args, kwargs
 
 
 if __name__ == "__main__":

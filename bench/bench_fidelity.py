@@ -27,6 +27,13 @@ against the lesson's loop. The ratio is the paired estimate (median over
 rounds of the median log ratio): what the timing method adds, with the
 drift of a shared machine taken out. ``--trials 0`` runs only this part.
 
+Then (``--programs-rounds``, default 6; 0 skips it) the same side by side
+for each real program of ``benchmarks/programs.py``: its ``time_warm``
+against a bare synchronized loop of the same call (``bench/bare_worker.py``
+with ``BARE_WORKLOAD``: ``jax.jit`` with the workload's static and donated
+arguments, the training step's state threaded the same way, each call
+ending in ``jax.block_until_ready``). ``--only-programs`` runs only that.
+
 Run: ``.venv/bin/python bench/bench_fidelity.py [--trials 3]``.
 Absolute times depend on the machine; the ratios are the result.
 """
@@ -198,11 +205,59 @@ def side_by_side(plain_dir: Path, rounds: int) -> None:
         )
 
 
+#: benchmarks/programs.py: (suite benchmark, factory the bare loop builds).
+PROGRAMS = (
+    ("programs.TrainStep.time_warm", "programs:train_step_workload"),
+    ("programs.EqxForward.time_warm", "programs:eqx_forward_workload"),
+    ("programs.ScanRnn.time_warm", "programs:scan_rnn_workload"),
+    ("programs.Noise.time_warm", "programs:noise_workload"),
+)
+
+
+def programs_side_by_side(tmp: Path, rounds: int, per_round: int = 50) -> None:
+    """Each real program's time_warm against a bare loop of the same call, in lockstep."""
+    import math
+
+    from jaxbench.analyse.stats import paired_round_estimates
+    from jaxbench.lockstep.coordinator import Side, run_lockstep
+
+    worker = ROOT / "bench" / "bare_worker.py"
+    suite = Side("suite", sys.executable, ROOT / "benchmarks")
+    print(
+        f"real programs side by side, {rounds} rounds x {per_round} samples of 50 calls a side,"
+        " pinned:",
+        flush=True,
+    )
+    print("| benchmark | suite time_warm | bare loop | paired ratio suite / bare | rounds (log) |")
+    print("|---|---|---|---|---|")
+    for name, factory in PROGRAMS:
+        os.environ["BARE_WORKLOAD"] = factory
+        os.environ["BARE_BENCHMARKS"] = str(ROOT / "benchmarks")
+        bare_side = Side("bare", sys.executable, tmp / "bare-jax", worker=worker)
+        bare, other = run_lockstep(bare_side, suite, name, 0, rounds=rounds, per_round=per_round)
+        if not (bare.samples and other.samples):
+            raise SystemExit(f"{name}: {other.failure or other.skip or bare.failure}")
+        estimates = paired_round_estimates(bare.samples, other.samples, per_round)
+        assert estimates is not None
+        ratio = math.exp(statistics.median(estimates))
+        print(
+            f"| `{name}` | {statistics.median(other.samples) * 1e6:.1f} µs | "
+            f"{statistics.median(bare.samples) * 1e6:.1f} µs | **{ratio:.3f}** | "
+            f"{min(estimates):+.3f}..{max(estimates):+.3f} |",
+            flush=True,
+        )
+    os.environ.pop("BARE_WORKLOAD", None)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trials", type=int, default=3)
     parser.add_argument("--calls", type=int, default=3000, help="calls per bare process")
     parser.add_argument("--side-by-side-rounds", type=int, default=12)
+    parser.add_argument("--programs-rounds", type=int, default=6)
+    parser.add_argument(
+        "--only-programs", action="store_true", help="only the real programs, side by side"
+    )
     args = parser.parse_args()
 
     sys.path.insert(0, str(ROOT / "src"))
@@ -225,6 +280,10 @@ def main() -> int:
         suite_conf = asv_conf(tmp / "suite", ROOT / "benchmarks")
         plain_conf = asv_conf(tmp / "plainrun", plain_dir)
 
+        if args.programs_rounds:
+            programs_side_by_side(tmp, args.programs_rounds)
+        if args.only_programs:
+            return 0
         side_by_side(plain_dir, args.side_by_side_rounds)
         if not args.trials:
             return 0

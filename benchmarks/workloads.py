@@ -1,9 +1,10 @@
-"""This project's asv suite: every workload of ``jaxbench.measure.workloads``.
+"""This project's asv suite: the lesson's workloads (``jaxbench.measure.workloads``).
 
 Each ``jax_suite`` call makes two classes: the timed one (``time_warm``,
 ``peakmem_call``) and its figures (first call and its stages, accuracy,
-XLA's cost and memory analysis). Copy this file to benchmark your own
-workloads: pass a callable that returns a ``jaxbench.measure.workloads.Workload``.
+XLA's cost and memory analysis, workload memory). Real programs written
+with the general contract are in ``programs.py``; to benchmark your own
+code, see the README's "Benchmark your own code".
 """
 
 from jaxbench.measure.asvsuite import jax_suite

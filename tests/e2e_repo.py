@@ -95,8 +95,13 @@ def git(root: Path, *args: str, date: str | None = None) -> str:
     return done.stdout.strip()
 
 
-def write_conf(path: Path, *, results_dir: str, env_dir: str) -> None:
-    """An asv.conf.json of one environment, with the project's build and launch settings."""
+def write_conf(
+    path: Path, *, results_dir: str, env_dir: str, req: Mapping[str, list[str]] | None = None
+) -> None:
+    """An asv.conf.json of one environment, with the project's build and launch settings.
+
+    ``req``: more pinned requirements of the matrix (beside jax 0.10.2).
+    """
     real = _read_conf(PROJECT / "asv.conf.json")
     conf = {
         "version": 1,
@@ -111,7 +116,7 @@ def write_conf(path: Path, *, results_dir: str, env_dir: str) -> None:
         "html_dir": "html",
         "benchmark_dir": "benchmarks",
         "matrix": {
-            "req": {"jax": ["0.10.2"]},
+            "req": {"jax": ["0.10.2"], **(req or {})},
             "env": {"XLA_FLAGS": ["--xla_force_host_platform_device_count=4"]},
         },
         "build_command": real["build_command"],

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 MODULE = textwrap.dedent(
@@ -42,6 +43,36 @@ MODULE = textwrap.dedent(
     Shape, ShapeFigures = jax_suite("Shape", _with(lambda x, w: jnp.tanh(x @ w)[:, :3]))
     Off, OffFigures = jax_suite("Off", _with(lambda x, w: jnp.tanh(x @ w) + 0.01))
     Raises, RaisesFigures = jax_suite("Raises", _with(_raises))
+
+    # the general contract through asv_runner
+    import pathlib
+    import jax
+    import numpy as np
+    from jaxbench.measure import FLOAT64, Golden, Unchecked, Workload
+
+    HERE = pathlib.Path(__file__).parent
+
+    def _predict_with(reference):
+        def make():
+            return dataclasses.replace(workloads.get("predict"), reference=reference)
+        return make
+
+    Unsure, UnsureFigures = jax_suite("Unsure", _predict_with(Unchecked("a sampler")))
+    Stale, StaleFigures = jax_suite("Stale", _predict_with(Golden(HERE / "stale.npz")))
+
+    def _step(params, x):
+        loss, grad = jax.value_and_grad(lambda p: jnp.mean((x @ p - 1.0) ** 2))(params)
+        return params - 0.01 * grad, loss
+
+    def _train():
+        return Workload(
+            name="train", fn=_step, reference=FLOAT64, donate_argnums=(0,),
+            inputs=lambda rng: (np.zeros(8, np.float32),
+                                rng.normal(size=(32, 8)).astype(np.float32)),
+            carry=lambda args, out: (out[0], args.args[1]), atol=1e-5, rtol=1e-5,
+        )
+
+    Train, TrainFigures = jax_suite("Train", _train)
     """
 )
 
@@ -51,6 +82,10 @@ def bench_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     root = tmp_path_factory.mktemp("benchmarks")
     (root / "__init__.py").write_text("")
     (root / "bad_suites.py").write_text(MODULE)
+    from jaxbench.measure import reference
+
+    # a golden file that no longer matches predict: recorded, then predict changed
+    (root / "stale.npz").write_bytes(reference.golden_bytes(np.full((64, 16), 0.5, np.float32)))
     yield root
     for name in [m for m in sys.modules if m == "bad_suites" or m.startswith("benchmarks")]:
         del sys.modules[name]
@@ -146,3 +181,63 @@ def test_timeouts_are_read_by_asv_runner(bench_dir: Path) -> None:
     # asv's benchmark process reads ``timeout`` per benchmark (asv kills it past that)
     assert _load(bench_dir, "Good.time_warm").timeout == 180.0
     assert _load(bench_dir, "GoodFigures.track_work_flops").timeout == 300.0
+
+
+def test_an_unchecked_workload_is_timed_and_its_accuracy_skipped_as_unchecked(
+    bench_dir: Path,
+) -> None:
+    from asv_runner.benchmarks.mark import SkipNotImplemented
+
+    assert len(_run_timed(bench_dir, "Unsure.time_warm")["samples"]) >= 2
+    assert _run_figure(bench_dir, "UnsureFigures.track_work_flops") > 0
+    with pytest.raises(SkipNotImplemented, match="predict is unchecked: a sampler"):
+        _run_figure(bench_dir, "UnsureFigures.track_max_abs_error")
+
+
+def test_a_golden_file_that_no_longer_matches_fails_naming_the_leaf(bench_dir: Path) -> None:
+    from jaxbench.errors import ReferenceMismatch
+
+    with pytest.raises(ReferenceMismatch, match=r"predict output /: max abs error [\d.]+ exceeds"):
+        _run_timed(bench_dir, "Stale.time_warm")
+    assert _run_figure(bench_dir, "StaleFigures.track_tolerance_used") > 1.0
+    with pytest.raises(ReferenceMismatch, match="predict output /: max abs error"):
+        _run_figure(bench_dir, "StaleFigures.track_compile_seconds")
+
+
+def test_a_donated_step_is_threaded_through_asv_runners_loop(bench_dir: Path) -> None:
+    benchmark = _load(bench_dir, "Train.time_warm")
+    benchmark.set_cache(None)
+    benchmark.repeat, benchmark.number, benchmark.warmup_time = 5, 50, 0.0
+    assert not benchmark.do_setup()
+    try:
+        result = benchmark.do_run()  # samples of 50 calls, each donating the last params
+    finally:
+        benchmark.do_teardown()
+    assert len(result["samples"]) >= 5
+    assert _run_figure(bench_dir, "TrainFigures.track_max_abs_error") < 1e-5
+
+
+def test_workload_memory_tracks(bench_dir: Path) -> None:
+    from asv_runner.benchmarks.mark import SkipNotImplemented
+
+    assert _run_figure(bench_dir, "TrainFigures.track_workload_peak_rss_bytes") >= 0
+    with pytest.raises(SkipNotImplemented, match="device_peak_bytes is not reported on cpu"):
+        _run_figure(bench_dir, "TrainFigures.track_workload_device_peak_bytes")
+
+
+def test_every_figure_method_is_named_by_kinds_and_has_a_kind() -> None:
+    from jaxbench.analyse import kinds
+    from jaxbench.measure.asvsuite import jax_suite
+
+    timed, figures = jax_suite("KindCheck", "predict")
+    methods = {m for m in dir(figures) if m.startswith("track_")}
+    expected = (
+        set(kinds.COMPILE_STAGES)
+        | set(kinds.ACCURACY_TRACKS)
+        | {kinds.WORK_PREFIX + f for f in kinds.WORK_FIGURES}
+        | set(kinds.WORKLOAD_MEMORY_TRACKS)
+    )
+    assert methods == expected
+    assert kinds.Kind.OTHER not in {kinds.kind_of(f"s.KindCheckFigures.{m}") for m in methods}
+    assert kinds.kind_of("s.KindCheckFigures.track_workload_peak_rss_bytes") is kinds.Kind.MEMORY
+    assert getattr(timed, "repeat") == kinds.REPEAT  # noqa: B009 (set by jax_suite)

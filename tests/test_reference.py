@@ -44,7 +44,7 @@ def test_a_changed_function_is_refused_by_the_protocol(changed: Any) -> None:
     with pytest.raises(ReferenceMismatch) as caught:
         protocol.measure(wrong, repeats=1)
     message = str(caught.value)
-    assert message.startswith("predict: max abs error ")
+    assert message.startswith("predict output /: max abs error ")
     assert "exceeds the tolerance (atol=2e-05, rtol=2e-05" in message
     assert "\n" not in message
 
@@ -81,7 +81,7 @@ def test_non_finite_output_is_refused(bad: float) -> None:
 
 def test_a_different_structure_is_refused() -> None:
     expected = {"prediction": EXPECTED, "mean": EXPECTED.mean()}
-    with pytest.raises(ReferenceMismatch, match="output structure"):
+    with pytest.raises(ReferenceMismatch, match="output leaves"):
         check({"prediction": EXPECTED}, expected)
 
 
@@ -131,4 +131,4 @@ def test_float64_by_mistake_is_refused_under_x64() -> None:
     out = json.loads(done.stdout)
     assert out["x64"] is True
     assert out["predict"] <= 1  # float32 inputs stay float32 under x64
-    assert out["widened"].startswith("predict output /: dtype float64 differs from the workload's")
+    assert out["widened"].startswith("predict output /: dtype float64 differs from the reference's")

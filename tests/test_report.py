@@ -17,6 +17,8 @@ OUR_KEYS = {
     "format", "workload", "description", "platform", "device_count", "jaxlib",
     "first_call_breakdown_seconds", "first_call_fresh", "tolerance", "tolerance_used",
     "output_shapes", "diagnostic_handle_only_seconds",
+    # format 2: any workload
+    "params", "inputs", "call", "reference", "work", "warnings",
 }  # fmt: skip
 
 
@@ -35,11 +37,18 @@ class FakeClock:
 def test_default_report_has_the_lessons_contract() -> None:
     data = report.to_dict(protocol.measure(workloads.get("predict")))
     assert set(data) == LESSON_KEYS | OUR_KEYS
-    assert data["format"] == report.REPORT_FORMAT == 1
+    assert data["format"] == report.REPORT_FORMAT == 2
     assert data["workload"] == "predict"
     assert data["input_shape"] == [64, 32]
     assert data["weight_shape"] == [32, 16]
     assert data["dtype"] == "float32"
+    assert data["inputs"] == {
+        "/args/0": {"shape": [64, 32], "dtype": "float32"},
+        "/args/1": {"shape": [32, 16], "dtype": "float32"},
+    }
+    assert data["reference"] == {"kind": "numpy", "detail": "predict_reference"}
+    assert data["work"]["flops"] > 0
+    assert data["warnings"] == []
     assert data["boundary"] == "input already placed; call plus output synchronization"
     assert data["platform"] == "cpu"
     samples = data["warm_samples_seconds"]

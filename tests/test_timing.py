@@ -57,7 +57,7 @@ def test_samples_of_a_real_jitted_call_are_exact_clock_differences(
     result, samples = timing.synchronized_samples(jitted, predict_inputs.args, 4, clock=FakeClock())
     assert samples == [1.0, 3.0, 5.0, 7.0]
     np.testing.assert_allclose(
-        np.asarray(result), np.tanh(np.matmul(*predict_inputs.host_args)), atol=2e-5, rtol=2e-5
+        np.asarray(result), np.tanh(np.matmul(*predict_inputs.host.args)), atol=2e-5, rtol=2e-5
     )
 
 
@@ -76,7 +76,7 @@ def test_first_call_reads_the_clock_between_aot_stages(predict_inputs: timing.Pl
     assert stages.backend_compiles >= 1
     assert "clear_caches" in stages.freshness
     np.testing.assert_allclose(
-        np.asarray(output), np.tanh(np.matmul(*predict_inputs.host_args)), atol=2e-5, rtol=2e-5
+        np.asarray(output), np.tanh(np.matmul(*predict_inputs.host.args)), atol=2e-5, rtol=2e-5
     )
     # warm calls of the returned jit run the executable compiled above
     with timing.compile_events() as compiles:
@@ -88,6 +88,9 @@ def test_first_call_is_fresh_even_after_the_function_ran(predict_inputs: timing.
     jax.block_until_ready(jax.jit(workloads.predict)(*predict_inputs.args))
     stages, *_ = timing.first_call(workloads.predict, predict_inputs.args)
     assert stages.backend_compiles >= 1
+    assert stages.trace is not None
+    assert stages.lower is not None
+    assert stages.compile is not None
     assert min(stages.trace, stages.lower, stages.compile, stages.first_execute) >= 0
 
 
@@ -137,7 +140,7 @@ def test_handle_only_stops_the_clock_before_the_wait() -> None:
 def test_place_waits_and_refuses_too_few_devices() -> None:
     placed = timing.place(workloads.get("predict", rows=96))
     assert [a.shape for a in placed.args] == [(96, 32), (32, 16)]
-    np.testing.assert_array_equal(np.asarray(placed.args[0]), placed.host_args[0])
+    np.testing.assert_array_equal(np.asarray(placed.args[0]), placed.host.args[0])
     assert placed.device_count == 1
     too_many = len(jax.devices()) + 1
     with pytest.raises(WorkloadError, match=f"xla_force_host_platform_device_count={too_many}"):

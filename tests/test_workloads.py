@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
+from typing import Any
 
 import jax
 import numpy as np
@@ -19,9 +21,9 @@ def test_names_are_stable() -> None:
 def test_default_is_the_lessons_contract() -> None:
     predict = workloads.get("predict")
     assert predict.label == "predict"
-    assert predict.input_shape == (64, 32)
-    assert predict.weight_shape == (32, 16)
-    assert predict.dtype == "float32"
+    x, w = predict.host_inputs()
+    assert (x.shape, w.shape) == ((64, 32), (32, 16))
+    assert x.dtype == w.dtype == np.float32
     assert (predict.atol, predict.rtol) == (2e-5, 2e-5)
 
 
@@ -48,8 +50,9 @@ def test_label_changes_whenever_the_contract_does(
 ) -> None:
     workload = workloads.get(name, rows=rows, devices=devices)
     assert workload.label == label
-    assert workload.input_shape == input_shape
-    assert workload.weight_shape == (32, 16)
+    x, w = workload.host_inputs()
+    assert x.shape == input_shape
+    assert w.shape == (32, 16)
 
 
 def test_more_rows_keep_the_features_and_extend_the_draw() -> None:
@@ -78,7 +81,13 @@ def test_bad_choices_are_usage_errors(kwargs: dict[str, object], message: str) -
 
 def test_workloads_are_frozen() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
-        workloads.get("predict").rows = 96  # type: ignore[misc]
+        workloads.get("predict").seed = 5  # type: ignore[misc]
+
+
+def reference_of(workload: workloads.Workload) -> Callable[..., Any]:
+    """The lesson workloads' references are NumPy functions (not FLOAT64, Golden or Unchecked)."""
+    assert callable(workload.reference)
+    return workload.reference
 
 
 @pytest.mark.parametrize("name", workloads.names())
@@ -89,10 +98,10 @@ def test_every_function_matches_its_reference(name: str) -> None:
     accuracy = reference.check(
         workload.label,
         output,
-        workload.reference(x, w),
+        reference_of(workload)(x, w),
         atol=workload.atol,
         rtol=workload.rtol,
-        dtype=workload.dtype,
+        dtype="float32",
     )
     assert accuracy.tolerance_used <= 1.0
 

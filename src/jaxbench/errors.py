@@ -35,3 +35,7 @@ class WorkloadError(JaxbenchError):
 
 class ReferenceMismatch(WorkloadError):
     """A result that does not match the NumPy reference within tolerance."""
+
+
+class TooFewDevices(WorkloadError):
+    """A workload that needs more devices than this process has (skipped, not failed)."""

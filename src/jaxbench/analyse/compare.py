@@ -37,7 +37,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from jaxbench.analyse.kinds import TOLERANCE_TRACK, Kind, kind_of
+from jaxbench.analyse.kinds import REPEAT, TOLERANCE_TRACK, Kind, kind_of
 from jaxbench.analyse.stats import (
     DEFAULT_ALPHA,
     DEFAULT_FACTOR,
@@ -80,11 +80,11 @@ class Settings:
     compile_factor: float = 1.25
     memory_factor: float = 1.10
     alpha: float = DEFAULT_ALPHA
-    #: Samples per asv round (``jaxbench.measure.asvsuite.REPEAT``'s default): warm
+    #: Samples per asv round (``kinds.REPEAT``, the asv helper's default): warm
     #: times are tested on per-round (per-process) medians; None tests the
     #: pooled samples. Samples that do not split into >= 2 whole rounds of
     #: this size are tested pooled.
-    round_size: int | None = 30
+    round_size: int | None = REPEAT
     #: Per benchmark: samples per round read from asv's benchmarks.json
     #: (its ``repeat``; None where repeat is not a fixed count, so rounds
     #: cannot be split back). Benchmarks not listed use ``round_size``.

@@ -20,6 +20,10 @@ method name                         kind       meaning
 ``track_work_*``                    WORK       XLA cost/memory analysis and HLO
                                                op counts: exact, deterministic
 ``peakmem_*`` / ``mem_*``           MEMORY     process peak memory (bytes)
+``track_workload_peak_rss_bytes``   MEMORY     rise of peak RSS above the RSS after
+                                               jax started, before the workload
+``track_workload_device_peak_bytes``  MEMORY   device peak bytes in use above
+                                               the bytes in use before the workload
 anything else                       OTHER
 ==================================  =========  ====================================
 
@@ -30,7 +34,18 @@ from __future__ import annotations
 
 from enum import Enum
 
-__all__ = ["COMPILE_TRACKS", "TOLERANCE_TRACK", "Kind", "kind_of"]
+__all__ = [
+    "ACCURACY_TRACKS",
+    "COMPILE_STAGES",
+    "COMPILE_TRACKS",
+    "REPEAT",
+    "TOLERANCE_TRACK",
+    "WORKLOAD_MEMORY_TRACKS",
+    "WORK_FIGURES",
+    "WORK_PREFIX",
+    "Kind",
+    "kind_of",
+]
 
 
 class Kind(Enum):
@@ -49,16 +64,40 @@ class Kind(Enum):
         return self is Kind.WORK
 
 
-COMPILE_TRACKS = frozenset(
-    {
-        "track_first_call_seconds",
-        "track_trace_seconds",
-        "track_lower_seconds",
-        "track_compile_seconds",
-        "track_first_execute_seconds",
-    }
-)
+#: asv method -> the first-call stage it reports (``jaxbench.measure.asvsuite``
+#: makes one method per entry).
+COMPILE_STAGES = {
+    "track_first_call_seconds": "first_call",
+    "track_trace_seconds": "trace",
+    "track_lower_seconds": "lower",
+    "track_compile_seconds": "compile",
+    "track_first_execute_seconds": "first_execute",
+}
+COMPILE_TRACKS = frozenset(COMPILE_STAGES)
 TOLERANCE_TRACK = "track_tolerance_used"
+#: asv method -> the accuracy figure it reports.
+ACCURACY_TRACKS = {"track_max_abs_error": "max_abs_error", TOLERANCE_TRACK: "tolerance_used"}
+#: ``WORK_PREFIX + figure`` for each of XLA's work figures.
+WORK_PREFIX = "track_work_"
+WORK_FIGURES = (
+    "flops",
+    "transcendentals",
+    "bytes_accessed",
+    "peak_memory_bytes",
+    "temp_bytes",
+    "argument_bytes",
+    "output_bytes",
+    "hlo_ops",
+    "hlo_fusions",
+)
+#: asv method -> the figure of what the workload itself adds to memory.
+WORKLOAD_MEMORY_TRACKS = {
+    "track_workload_peak_rss_bytes": "peak_rss_rise_bytes",
+    "track_workload_device_peak_bytes": "device_peak_bytes",
+}
+#: Samples per asv round of a ``time_*`` benchmark: fixed, so that recorded
+#: samples split back into rounds (asv's own results hold only the flat list).
+REPEAT = 30
 
 
 def kind_of(benchmark: str) -> Kind:
@@ -68,10 +107,10 @@ def kind_of(benchmark: str) -> Kind:
         return Kind.TIME
     if method in COMPILE_TRACKS:
         return Kind.COMPILE
-    if method in ("track_max_abs_error", TOLERANCE_TRACK):
+    if method in ACCURACY_TRACKS:
         return Kind.ACCURACY
-    if method.startswith("track_work_"):
+    if method.startswith(WORK_PREFIX):
         return Kind.WORK
-    if method.startswith(("peakmem_", "mem_")):
+    if method.startswith(("peakmem_", "mem_")) or method in WORKLOAD_MEMORY_TRACKS:
         return Kind.MEMORY
     return Kind.OTHER

@@ -1,15 +1,27 @@
-"""``jaxbench report``: the lesson's JSON benchmark report, measured now."""
+"""``jaxbench report``: the lesson's JSON benchmark report, measured now.
+
+``--workload`` is a lesson workload (``predict``, ``all``, see ``--list``) or
+your own, ``module:factory`` (imported from the current directory, as asv
+imports a suite): ``factory(**params)`` returns a
+:class:`jaxbench.measure.Workload`, with ``--param name=value`` for each
+parameter (values read as Python literals, else as strings).
+``--record-golden`` writes the output of a workload whose reference is
+``Golden(path)`` to that path, once.
+"""
 
 from __future__ import annotations
 
 import argparse
+import ast
+import importlib
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from jaxbench.commands import positive_int
-from jaxbench.errors import UsageError
-from jaxbench.store.fsio import write_text_atomic
+from jaxbench.errors import UsageError, WorkloadError
+from jaxbench.store.fsio import write_bytes_atomic, write_text_atomic
 
 HELP = "measure workloads now and print the lesson's JSON report"
 
@@ -18,7 +30,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--workload",
         default="predict",
-        help="workload name, or 'all' (default: predict; see --list)",
+        help="a workload name, 'all', or your own as module:factory (default: predict)",
+    )
+    parser.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a parameter of module:factory (repeat for more; VALUE as a Python literal)",
     )
     parser.add_argument("--rows", type=positive_int, help="rows of x (default: 64)")
     parser.add_argument(
@@ -29,6 +48,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--output",
         type=Path,
         help="write the JSON here (a directory gets <workload label>.json) instead of stdout",
+    )
+    parser.add_argument(
+        "--record-golden",
+        action="store_true",
+        help="write the output of a Golden(path) workload to its path, then report",
     )
     parser.add_argument("--list", action="store_true", help="list the workloads and exit")
 
@@ -42,10 +66,22 @@ def run(args: argparse.Namespace) -> int:
         for name in workloads.names():
             print(f"{name:12} {workloads.get(name).description}")
         return 0
-    names = workloads.names() if args.workload == "all" else (args.workload,)
-    chosen = [workloads.get(name, rows=args.rows, devices=_devices(name, args)) for name in names]
+    if ":" in args.workload:
+        chosen = [load_workload(args.workload, parse_params(args.param))]
+    else:
+        if args.param:
+            raise UsageError("--param applies to module:factory workloads; use --rows/--devices")
+        names = workloads.names() if args.workload == "all" else (args.workload,)
+        chosen = [
+            workloads.get(name, rows=args.rows, devices=_devices(name, args)) for name in names
+        ]
     target = _target(args.output, chosen[0].label if len(chosen) == 1 else "all")
+    if args.record_golden:
+        _record_golden(chosen)
     reports = [report.to_dict(measure(w, repeats=args.repeats)) for w in chosen]
+    for data in reports:
+        for line in data.get("warnings", []):
+            print(f"jaxbench: warning: {line}", file=sys.stderr)
     data = reports[0] if len(reports) == 1 else {"format": report.REPORT_FORMAT, "reports": reports}
     text = json.dumps(data, indent=2) + "\n"
     if target is None:
@@ -54,6 +90,86 @@ def run(args: argparse.Namespace) -> int:
         write_text_atomic(target, text)
         print(f"wrote {target}", file=sys.stderr)
     return 0
+
+
+def parse_params(items: list[str]) -> dict[str, Any]:
+    """``["rows=64", "name=mlp"]`` -> ``{"rows": 64, "name": "mlp"}``."""
+    params: dict[str, Any] = {}
+    for item in items:
+        name, sep, text = item.partition("=")
+        if not sep or not name.isidentifier():
+            raise UsageError(f"--param {item!r} is not NAME=VALUE; write e.g. --param rows=64")
+        try:
+            params[name] = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            params[name] = text
+    return params
+
+
+def load_workload(spec: str, params: dict[str, Any]) -> Any:
+    """``module:factory`` called with ``params``; every failure is one :class:`UsageError`."""
+    from jaxbench.measure.workloads import Workload
+
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise UsageError(f"--workload {spec!r} is not module:factory; write e.g. my_bench:make")
+    if "" not in sys.path and str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))  # as asv imports a suite: from where you are
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:
+        raise UsageError(
+            f"--workload {spec}: cannot import {module_name} ({type(exc).__name__}: {exc}); "
+            "run from the directory that holds it, or fix the error it raises"
+        ) from None
+    factory = getattr(module, attr, None)
+    if not callable(factory):
+        raise UsageError(
+            f"--workload {spec}: {module_name} has no callable {attr!r}; "
+            "name the function that returns your Workload"
+        )
+    try:
+        made = factory(**params)
+    except TypeError as exc:
+        raise UsageError(
+            f"--workload {spec}: calling {attr}({_kwargs(params)}) failed ({exc}); "
+            "give one --param NAME=VALUE per parameter it takes"
+        ) from None
+    except (UsageError, WorkloadError):
+        raise
+    except Exception as exc:
+        raise UsageError(
+            f"--workload {spec}: {attr}({_kwargs(params)}) raised {type(exc).__name__}: {exc}; "
+            "fix the factory"
+        ) from None
+    if not isinstance(made, Workload):
+        raise UsageError(
+            f"--workload {spec}: {attr} returned {type(made).__name__}, not a Workload; "
+            "return jaxbench.measure.Workload(...)"
+        )
+    return made
+
+
+def _kwargs(params: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in params.items())
+
+
+def _record_golden(chosen: list[Any]) -> None:
+    from jaxbench.measure import reference
+    from jaxbench.measure.protocol import first_output
+    from jaxbench.measure.workloads import Golden
+
+    for workload in chosen:
+        if not isinstance(workload.reference, Golden):
+            raise UsageError(
+                f"{workload.label}: --record-golden needs reference=Golden(path), "
+                f"not a {workload.reference_kind} reference"
+            )
+        path = Path(workload.reference.path)
+        if not path.parent.is_dir():
+            raise UsageError(f"cannot write {path}: {path.parent} is not a directory")
+        write_bytes_atomic(path, reference.golden_bytes(first_output(workload)))
+        print(f"recorded {path}", file=sys.stderr)
 
 
 def _devices(name: str, args: argparse.Namespace) -> int | None:

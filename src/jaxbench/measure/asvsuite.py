@@ -8,7 +8,7 @@ A suite author writes only the workload::
     Predict, PredictFigures = jax_suite("Predict", "predict", params={"rows": [64, 96]})
 
 or, for a workload of their own, ``jax_suite("Model", make_workload, params=...)``
-where ``make_workload(**params)`` returns a :class:`jaxbench.measure.workloads.Workload`.
+where ``make_workload(**params)`` returns a :class:`jaxbench.measure.Workload`.
 
 ``Predict`` (timed) gets:
 
@@ -16,10 +16,11 @@ where ``make_workload(**params)`` returns a :class:`jaxbench.measure.workloads.W
   whole output (``jax.block_until_ready`` on the pytree; for a single array,
   that array's own ``block_until_ready()``, the same wait without jax's tree
   walk); 50 calls per sample, back to back, as in a real loop;
-* ``peakmem_call``: the process's peak memory around the call.
+* ``peakmem_call``: the process's peak memory around the call (the whole
+  process: interpreter, jax, XLA's compiler).
 
 Its first call in a process places the inputs, waits for them, compiles,
-checks the answer against the NumPy reference and warms up, **once per
+checks the answer against the reference and warms up, **once per
 process and parameter set** (a module-level cache), inside asv's warm-up
 phase, which asv never records as a sample. It is deliberately not an asv
 ``setup``: asv_runner >= 0.3 re-runs a ``setup`` before every timed call,
@@ -33,7 +34,9 @@ warm-up: a recompilation during warm samples.
 
 ``PredictFigures`` gets ``track_*`` benchmarks:
 first call and its AOT stages, ``max_abs_error`` and ``tolerance_used``, and
-XLA's cost and memory analysis and HLO op counts (``track_work_*``). They are
+XLA's cost and memory analysis and HLO op counts (``track_work_*``), and what
+the workload itself adds to memory (``track_workload_peak_rss_bytes``,
+``track_workload_device_peak_bytes``, each measured in its own process). They are
 computed once per asv run in ``setup_cache``, each from a fresh
 specialization, and looked up by cheap processes that never start jax.
 
@@ -46,7 +49,6 @@ backend, so forking after it is safe.
 
 from __future__ import annotations
 
-import operator
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -55,16 +57,26 @@ from typing import Any
 
 import jax  # pre-imported by asv's forkserver; see the module docstring
 
+from jaxbench.analyse.kinds import (
+    ACCURACY_TRACKS,
+    COMPILE_STAGES,
+    REPEAT,
+    WORK_FIGURES,
+    WORK_PREFIX,
+    WORKLOAD_MEMORY_TRACKS,
+)
 from jaxbench.errors import JaxbenchError
 
-__all__ = ["Figures", "jax_suite"]
+__all__ = ["NUMBER", "REPEAT", "ROUNDS", "Figures", "jax_suite"]
 
 WorkloadFactory = Callable[..., Any]
 
-#: Classes made by :func:`jax_suite` in this process: name -> (factory, params).
+#: Classes made by :func:`jax_suite` in this process, keyed "<module>:<name>"
+#: (two benchmark modules may both have a "Model"): key -> (factory, params).
 _REGISTRY: dict[str, tuple[WorkloadFactory | str, dict[str, list[Any]]]] = {}
 
-#: Suite name -> "<module>." as asv names its benchmarks (for the HLO store).
+#: Suite key -> asv's name of its figures class, "<module>.<name>Figures",
+#: the module relative to the benchmark directory (for the HLO store).
 _REGISTRY_MODULES: dict[str, str] = {}
 
 #: Prepared workloads of this process, by (suite, params).
@@ -77,8 +89,6 @@ VERSION = "1"
 #: asv's median of 50-call means came closer to a bare synchronized loop's
 #: median than one call per sample did (bench/bench_fidelity.py).
 NUMBER = 50
-#: Samples per asv round: fixed, so recorded samples split back into rounds.
-REPEAT = 30
 #: Rounds = processes per benchmark: a warm call's speed varies between
 #: processes more than within one, so several processes are measured.
 ROUNDS = 4
@@ -88,7 +98,7 @@ ROUNDS = 4
 class Figures:
     """What the figures process measured for one suite and parameter set."""
 
-    first_call: dict[str, float] = field(default_factory=dict)
+    first_call: dict[str, float | None] = field(default_factory=dict)
     accuracy: dict[str, float] = field(default_factory=dict)
     work: dict[str, float | None] = field(default_factory=dict)
     work_backend: str = ""
@@ -96,52 +106,42 @@ class Figures:
     failure: str = ""
     #: Why nothing could be measured (e.g. too few devices), or "".
     skip: str = ""
+    #: Why there is no accuracy figure (a workload declared Unchecked), or "".
+    unchecked: str = ""
 
 
 # --- workload resolution (imports jax only when called) -----------------------
 
 
-def _make_workload(
-    factory: WorkloadFactory | str, params: Sequence[Any], names: Sequence[str]
-) -> Any:
-    kwargs = dict(zip(names, params, strict=True))
-    if isinstance(factory, str):
-        from jaxbench.measure import workloads
+def _make_workload(suite: str, params: Sequence[Any]) -> Any:
+    from jaxbench.errors import WorkloadError
+    from jaxbench.measure import workloads
 
+    factory, param_map = _REGISTRY[suite]
+    kwargs = dict(zip(param_map, params, strict=True))
+    if isinstance(factory, str):
         return workloads.get(factory, **kwargs)
-    return factory(**kwargs)
+    made = factory(**kwargs)
+    if not isinstance(made, workloads.Workload):
+        raise WorkloadError(
+            f"{suite}: the factory returned {type(made).__name__}, not a Workload; "
+            "return jaxbench.measure.Workload(...)"
+        )
+    return made
 
 
 def _skip(reason: str) -> NotImplementedError:
     return NotImplementedError(reason)
 
 
-@dataclass
-class _Prepared:
-    fn: Callable[..., Any]
-    args: tuple[Any, ...]
-    compiles_at_ready: int
-    #: Waits for the whole output: ``jax.block_until_ready`` for a pytree; for
-    #: a single array its own ``block_until_ready`` method, the same wait
-    #: without jax's Python tree walk (0.8 µs a call here, about 3 % of
-    #: predict's warm call; ``bench/bench_fidelity.py``).
-    block: Callable[[Any], Any]
-
-
-def _compile_count() -> int:
-    from jaxbench.measure import timing
-
-    return timing._compiles
-
-
-def _prepare(suite: str, params: tuple[Any, ...]) -> _Prepared:
+def _prepare(suite: str, params: tuple[Any, ...]) -> Any:
     """Place, compile, check and warm up once per process and parameter set."""
     key = (suite, params)
     cached = _PREPARED.get(key)
     if isinstance(cached, BaseException):
         raise cached
     if cached is not None:
-        return cached  # type: ignore[no-any-return]
+        return cached
     try:
         prepared = _prepare_uncached(suite, params)
     except BaseException as exc:
@@ -151,64 +151,28 @@ def _prepare(suite: str, params: tuple[Any, ...]) -> _Prepared:
     return prepared
 
 
-def _placed(suite: str, params: tuple[Any, ...]) -> tuple[Any, Any]:
-    """The suite's workload for these parameters, its inputs placed and ready.
-
-    Raises WorkloadError when it cannot be placed (e.g. too few devices).
-    """
-    from jaxbench.measure import timing
-
-    factory, param_map = _REGISTRY[suite]
-    workload = _make_workload(factory, params, list(param_map))
-    return workload, timing.place(workload)
-
-
-def _against_reference(compare: Callable[..., Any], workload: Any, placed: Any, output: Any) -> Any:
-    """``reference.check`` or ``reference.measure`` of an output, host-side."""
-    from jaxbench.measure.protocol import host_result
-
-    return compare(
-        workload.label,
-        host_result(output),
-        workload.reference(*placed.host_args),
-        atol=workload.atol,
-        rtol=workload.rtol,
-        dtype=workload.dtype,
-    )
-
-
-def _prepare_uncached(suite: str, params: tuple[Any, ...]) -> _Prepared:
-    from jaxbench.errors import WorkloadError
-    from jaxbench.measure import reference, timing
+def _prepare_uncached(suite: str, params: tuple[Any, ...]) -> Any:
+    from jaxbench.errors import TooFewDevices
+    from jaxbench.measure import protocol
 
     try:
-        workload, placed = _placed(suite, params)
-    except WorkloadError as exc:
+        workload = _make_workload(suite, params)
+        prepared = protocol.prepare(workload)
+    except TooFewDevices as exc:
         raise _skip(str(exc)) from None
-    jitted = jax.jit(workload.fn)
-    output = jitted(*placed.args)
-    jax.block_until_ready(output)
-    block: Callable[[Any], Any] = jax.block_until_ready
-    if isinstance(output, jax.Array):  # one array is the whole output
-        block = operator.methodcaller("block_until_ready")
-    _against_reference(reference.check, workload, placed, output)
-    for _ in range(3):  # warm-up: the steady state, not the first calls
-        jax.block_until_ready(jitted(*placed.args))
-    timing._ensure_listener()
-    return _Prepared(
-        fn=jitted,
-        args=placed.args,
-        compiles_at_ready=_compile_count(),
-        block=block,
-    )
+    for line in prepared.warnings:
+        print(f"jaxbench: warning: {line}", file=sys.stderr)
+    return prepared
 
 
-def _check_no_recompile(prepared: _Prepared, suite: str) -> None:
-    compiled = _compile_count() - prepared.compiles_at_ready
+def _check_no_recompile(prepared: Any, suite: str) -> None:
+    from jaxbench.measure.timing import compile_count
+
+    compiled = compile_count() - prepared.compiles_at_ready
     if compiled:
         from jaxbench.errors import WorkloadError
 
-        prepared.compiles_at_ready = _compile_count()
+        prepared.compiles_at_ready = compile_count()
         raise WorkloadError(
             f"{suite}: jax compiled {compiled} time(s) during warm samples; "
             "keep shapes, dtypes and static arguments fixed between calls"
@@ -219,65 +183,56 @@ def _check_no_recompile(prepared: _Prepared, suite: str) -> None:
 
 
 def _figures_for(suite: str, params: tuple[Any, ...]) -> Figures:
-    from jaxbench.errors import ReferenceMismatch, WorkloadError
-    from jaxbench.measure import reference, timing, xla_analysis
+    from jaxbench.errors import TooFewDevices
+    from jaxbench.measure import protocol, xla_analysis
+    from jaxbench.measure.workloads import Unchecked
     from jaxbench.store import hlo_store
 
     try:
-        workload, placed = _placed(suite, params)
-    except WorkloadError as exc:
+        workload = _make_workload(suite, params)
+        measured = protocol.figures(workload)
+    except TooFewDevices as exc:
         return Figures(skip=str(exc))
-    stages, _jitted, compiled, output = timing.first_call(workload.fn, placed.args)
-    first = {
+    stages = measured.first
+    first: dict[str, float | None] = {
         "first_call": stages.total,
         "trace": stages.trace,
         "lower": stages.lower,
         "compile": stages.compile,
         "first_execute": stages.first_execute,
     }
-    work = xla_analysis.work_figures(compiled)
-    work_values: dict[str, float | None] = {
-        "flops": work.flops,
-        "transcendentals": work.transcendentals,
-        "bytes_accessed": work.bytes_accessed,
-        "peak_memory_bytes": work.peak_memory_bytes,
-        "temp_bytes": work.temp_bytes,
-        "argument_bytes": work.argument_bytes,
-        "output_bytes": work.output_bytes,
-        "hlo_ops": float(work.hlo_ops),
-        "hlo_fusions": float(work.hlo_fusions),
-    }
-    benchmark_prefix = f"{_REGISTRY_MODULES.get(suite, '')}{suite}Figures"
-    try:
-        hlo_store.save_hlo(
-            benchmark_prefix,
-            tuple(str(p) for p in params),
-            xla_analysis.hlo_text(compiled),
-            environ=os.environ,
-        )
-    except JaxbenchError as exc:  # the figures still count; only the HLO is not kept
-        print(f"jaxbench: HLO not kept: {exc}", file=sys.stderr)
-    failure = ""
-    try:
-        accuracy = _against_reference(reference.measure, workload, placed, output)
-    except ReferenceMismatch as exc:
-        return Figures(work=work_values, failure=str(exc), work_backend=placed.platform)
-    if accuracy.tolerance_used > 1.0:
-        failure = (
-            f"{workload.label}: max abs error {accuracy.max_abs_error:.3g} exceeds the "
-            f"tolerance (atol={workload.atol:g}, rtol={workload.rtol:g}); "
-            "times of a wrong answer do not count"
-        )
+    work_values: dict[str, float | None] = {}
+    if measured.compiled is not None:
+        work = xla_analysis.work_figures(measured.compiled)
+        work_values = {name: _float(getattr(work, name)) for name in WORK_FIGURES}
+        benchmark_prefix = _REGISTRY_MODULES[suite]
+        try:
+            hlo_store.save_hlo(
+                benchmark_prefix,
+                tuple(str(p) for p in params),
+                xla_analysis.hlo_text(measured.compiled),
+                environ=os.environ,
+            )
+        except JaxbenchError as exc:  # the figures still count; only the HLO is not kept
+            print(f"jaxbench: HLO not kept: {exc}", file=sys.stderr)
+    accuracy = measured.accuracy
+    unchecked = ""
+    if isinstance(workload.reference, Unchecked):
+        unchecked = f"{workload.label} is unchecked: {workload.reference.reason}"
     return Figures(
         first_call=first,
-        accuracy={
-            "max_abs_error": accuracy.max_abs_error,
-            "tolerance_used": accuracy.tolerance_used,
-        },
+        accuracy={}
+        if accuracy is None
+        else {"max_abs_error": accuracy.max_abs_error, "tolerance_used": accuracy.tolerance_used},
         work=work_values,
-        work_backend=placed.platform,
-        failure=failure,
+        work_backend=measured.platform,
+        failure=measured.failure,
+        unchecked=unchecked,
     )
+
+
+def _float(value: object) -> float | None:
+    return None if value is None else float(value)  # type: ignore[arg-type]
 
 
 def _all_figures() -> dict[tuple[str, tuple[Any, ...]], Figures | str]:
@@ -324,6 +279,24 @@ def _skip_now(reason: str) -> BaseException:
     return SkipNotImplemented(reason)  # type: ignore[no-any-return]
 
 
+def _workload_memory(suite: str, params: tuple[Any, ...], figure: str) -> float:
+    """What the workload adds to this (fresh, forked) process's memory."""
+    from jaxbench.errors import TooFewDevices
+    from jaxbench.measure import protocol
+
+    if figure == "device_peak_bytes" and not protocol.device_reports_memory():
+        # known before placing anything: skip without compiling the workload
+        raise _skip_now(f"{figure} is not reported on {jax.default_backend()}")
+    try:
+        memory = protocol.workload_memory(_make_workload(suite, params))
+    except TooFewDevices as exc:
+        raise _skip_now(str(exc)) from None
+    value = getattr(memory, figure)
+    if value is None:
+        raise _skip_now(f"{figure} is not reported on {jax.default_backend()}")
+    return float(value)
+
+
 # --- the factory ------------------------------------------------------------------
 
 
@@ -335,25 +308,26 @@ def jax_suite(
 ) -> tuple[type, type]:
     """Make the timed class and the figures class of one workload.
 
-    ``workload`` is a workload name from :mod:`jaxbench.measure.workloads` or a
-    callable taking the parameters as keywords and returning a Workload.
-    Assign both classes at module level so asv discovers them.
+    ``workload`` is a lesson workload name (:func:`jaxbench.measure.workloads.get`)
+    or a callable taking the parameters as keywords and returning a
+    :class:`~jaxbench.measure.Workload`. Assign both classes at module level
+    so asv discovers them.
     """
     if not name.isidentifier():
         raise ValueError(f"suite name must be a Python identifier, got {name!r}")
     param_map = {k: list(v) for k, v in (params or {}).items()}
-    _REGISTRY[name] = (workload, param_map)
     module = sys._getframe(1).f_globals.get("__name__", __name__)
+    suite = f"{module}:{name}"
+    _REGISTRY[suite] = (workload, param_map)
     # asv names benchmarks relative to the benchmark directory's package.
-    _REGISTRY_MODULES[name] = f"{module.split('.', 1)[-1]}."
+    _REGISTRY_MODULES[suite] = f"{module.split('.', 1)[-1]}.{name}Figures"
     asv_params = list(param_map.values())
     asv_names = list(param_map)
-    suite = name
 
     class Timed:
         params = asv_params
         param_names = asv_names
-        version = f"{VERSION}:{suite}"
+        version = f"{VERSION}:{name}"
         number = NUMBER
         repeat = REPEAT
         rounds = ROUNDS
@@ -371,8 +345,7 @@ def jax_suite(
             except NotImplementedError as exc:
                 raise _skip_now(str(exc)) from None
             self._prepared = prepared
-            self._fn = prepared.fn
-            self._args = prepared.args
+            self._call = prepared.call
             self._block = prepared.block
             self._bound = p
 
@@ -383,17 +356,17 @@ def jax_suite(
         def time_warm(self, *p: Any) -> None:
             if self._bound != p:
                 self._bind(p)
-            self._block(self._fn(*self._args))
+            self._block(self._call())
 
         def peakmem_call(self, *p: Any) -> None:
             if self._bound != p:
                 self._bind(p)
-            self._block(self._fn(*self._args))
+            self._block(self._call())
 
     class FiguresSuite:
         params = asv_params
         param_names = asv_names
-        version = f"{VERSION}:{suite}"
+        version = f"{VERSION}:{name}"
         timeout = 300.0
 
         def setup_cache(self) -> dict[tuple[str, tuple[Any, ...]], Figures | str]:
@@ -405,7 +378,17 @@ def jax_suite(
         def _first(self, stage: str) -> float:
             if self._figures.failure:
                 raise _wrong_answer(self._figures.failure)
-            return self._figures.first_call[stage]
+            value = self._figures.first_call[stage]
+            if value is None:
+                raise _skip_now(f"{stage}: a jit=False workload's first call has no AOT stages")
+            return value
+
+        def _accuracy(self, figure: str) -> float:
+            if self._figures.unchecked:
+                raise _skip_now(self._figures.unchecked)
+            if not self._figures.accuracy:
+                raise _wrong_answer(self._figures.failure)
+            return self._figures.accuracy[figure]
 
         def _work(self, figure: str) -> float:
             value = self._figures.work.get(figure)
@@ -414,64 +397,39 @@ def jax_suite(
                 raise _skip_now(f"{figure} is not reported by XLA on {backend}")
             return value
 
-        def track_first_call_seconds(self, _c: Any, *p: Any) -> float:
-            return self._first("first_call")
-
-        def track_trace_seconds(self, _c: Any, *p: Any) -> float:
-            return self._first("trace")
-
-        def track_lower_seconds(self, _c: Any, *p: Any) -> float:
-            return self._first("lower")
-
-        def track_compile_seconds(self, _c: Any, *p: Any) -> float:
-            return self._first("compile")
-
-        def track_first_execute_seconds(self, _c: Any, *p: Any) -> float:
-            return self._first("first_execute")
-
-        def track_max_abs_error(self, _c: Any, *p: Any) -> float:
-            if not self._figures.accuracy:
-                raise _wrong_answer(self._figures.failure)
-            return self._figures.accuracy["max_abs_error"]
-
-        def track_tolerance_used(self, _c: Any, *p: Any) -> float:
-            if not self._figures.accuracy:
-                raise _wrong_answer(self._figures.failure)
-            return self._figures.accuracy["tolerance_used"]
-
-        def track_work_flops(self, _c: Any, *p: Any) -> float:
-            return self._work("flops")
-
-        def track_work_transcendentals(self, _c: Any, *p: Any) -> float:
-            return self._work("transcendentals")
-
-        def track_work_bytes_accessed(self, _c: Any, *p: Any) -> float:
-            return self._work("bytes_accessed")
-
-        def track_work_peak_memory_bytes(self, _c: Any, *p: Any) -> float:
-            return self._work("peak_memory_bytes")
-
-        def track_work_temp_bytes(self, _c: Any, *p: Any) -> float:
-            return self._work("temp_bytes")
-
-        def track_work_argument_bytes(self, _c: Any, *p: Any) -> float:
-            return self._work("argument_bytes")
-
-        def track_work_output_bytes(self, _c: Any, *p: Any) -> float:
-            return self._work("output_bytes")
-
-        def track_work_hlo_ops(self, _c: Any, *p: Any) -> float:
-            return self._work("hlo_ops")
-
-        def track_work_hlo_fusions(self, _c: Any, *p: Any) -> float:
-            return self._work("hlo_fusions")
-
+    _track_methods(FiguresSuite, suite)
     _units(FiguresSuite)
     for cls, cls_name in ((Timed, name), (FiguresSuite, f"{name}Figures")):
         cls.__name__ = cls_name
         cls.__qualname__ = cls_name
         cls.__module__ = module
     return Timed, FiguresSuite
+
+
+def _track_methods(cls: type, suite: str) -> None:
+    """One ``track_*`` method per figure named in :mod:`jaxbench.analyse.kinds`."""
+
+    def first(stage: str) -> Callable[..., float]:
+        return lambda self, _c, *p: self._first(stage)
+
+    def accuracy(figure: str) -> Callable[..., float]:
+        return lambda self, _c, *p: self._accuracy(figure)
+
+    def work(figure: str) -> Callable[..., float]:
+        return lambda self, _c, *p: self._work(figure)
+
+    def memory(figure: str) -> Callable[..., float]:
+        return lambda self, _c, *p: _workload_memory(suite, tuple(p), figure)
+
+    methods: dict[str, Callable[..., float]] = {}
+    methods.update({m: first(stage) for m, stage in COMPILE_STAGES.items()})
+    methods.update({m: accuracy(figure) for m, figure in ACCURACY_TRACKS.items()})
+    methods.update({f"{WORK_PREFIX}{figure}": work(figure) for figure in WORK_FIGURES})
+    methods.update({m: memory(figure) for m, figure in WORKLOAD_MEMORY_TRACKS.items()})
+    for method_name, method in methods.items():
+        method.__name__ = method_name
+        method.__qualname__ = f"{cls.__name__}.{method_name}"
+        setattr(cls, method_name, method)
 
 
 def _wrong_answer(message: str) -> BaseException:

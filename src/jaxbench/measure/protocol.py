@@ -1,48 +1,69 @@
-"""The whole benchmark protocol for one workload, in order.
+"""The one measuring pipeline: the report, the asv suite and the lockstep worker use it.
 
-place inputs and wait -> first call of a fresh specialization (AOT stages) ->
-check the answer against the NumPy reference -> warm synchronized samples ->
-check again. Nothing is reported unless the answer is right.
+For one workload, in order:
+
+place inputs and wait -> (first call of a fresh specialization, AOT stages)
+-> check the answer against the reference -> warm up (threading ``carry``)
+-> warm synchronized samples -> check again.
+
+Nothing is reported unless the answer is right. :func:`prepare` does
+everything up to the warm samples (the asv helper times its own loop on the
+result); :func:`measure` is the whole protocol (``jaxbench report``);
+:func:`figures` is the first call, the accuracy and XLA's work figures
+(the asv figures class); :func:`workload_memory` is what the workload adds
+to the process's memory.
 """
 
 from __future__ import annotations
 
+import functools
+import operator
 import platform
+import sys
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import jax
 import numpy as np
 
+from jaxbench.errors import ReferenceMismatch, UsageError, WorkloadError
 from jaxbench.measure import reference
 from jaxbench.measure.timing import (
+    Caller,
     Clock,
     FirstCall,
+    JitOptions,
+    Placed,
+    compile_count,
+    dynamic,
     first_call,
     handle_only_seconds,
     place,
     synchronized_samples,
 )
-from jaxbench.measure.workloads import Workload
+from jaxbench.measure.workloads import Args, Golden, Unchecked, Workload, as_args
 
-__all__ = ["Measurement", "host_result", "measure"]
+__all__ = [
+    "CAPTURED_WARN_BYTES",
+    "Figures",
+    "Measurement",
+    "Prepared",
+    "captured_constants",
+    "expected_output",
+    "figures",
+    "host_result",
+    "measure",
+    "prepare",
+    "workload_memory",
+]
 
-
-@dataclass(frozen=True)
-class Measurement:
-    """A checked measurement of one workload."""
-
-    workload: Workload
-    backend: str
-    platform: str
-    device_count: int
-    versions: dict[str, str]
-    first_call: FirstCall
-    warm_samples: tuple[float, ...]
-    handle_only_diagnostic: float
-    accuracy: reference.Accuracy
-    output_shapes: dict[str, list[int]]
+#: A captured constant of at least this many bytes is named in a warning.
+CAPTURED_WARN_BYTES = 1024
+#: Warm-up calls after the checked first call: the steady state, not the first calls.
+WARMUP_CALLS = 3
 
 
 def host_result(output: Any) -> Any:
@@ -65,41 +86,427 @@ def _jaxlib_version() -> str:
     return str(getattr(jaxlib, "__version__", "unknown"))
 
 
+# --- references ---------------------------------------------------------------------
+
+
+def _enable_x64() -> Any:
+    return jax.enable_x64(True)
+
+
+def _widen(leaf: Any) -> Any:
+    if isinstance(leaf, np.ndarray | np.generic) and np.issubdtype(leaf.dtype, np.floating):
+        return np.asarray(leaf, dtype=np.float64)
+    return leaf
+
+
+def _float64_output(workload: Workload, host: Args) -> Any:
+    """``fn`` on the host inputs widened to float64, with x64 enabled, on the CPU."""
+    static = set(workload.static_argnums) | set(workload.static_argnames)
+    args = tuple(
+        a if i in static else jax.tree_util.tree_map(_widen, a) for i, a in enumerate(host.args)
+    )
+    kwargs = {
+        k: v if k in static else jax.tree_util.tree_map(_widen, v) for k, v in host.kwargs.items()
+    }
+    options = JitOptions(workload.jit, workload.static_argnums, workload.static_argnames)
+    with _enable_x64(), jax.default_device(jax.devices("cpu")[0]):
+        return host_result(options.wrap(workload.fn)(*args, **kwargs))
+
+
+def expected_output(workload: Workload, host: Args) -> Any:
+    """The reference's answer for ``host``; ``None`` for an unchecked workload.
+
+    Raises :class:`WorkloadError` when a NumPy reference raises, and
+    :class:`UsageError` for a golden file that is missing or unreadable.
+    """
+    kind = workload.reference_kind
+    if kind == "unchecked":
+        return None
+    if kind == "golden":
+        assert isinstance(workload.reference, Golden)
+        return reference.load_golden(Path(workload.reference.path), workload.label)
+    if kind == "float64":
+        return _float64_output(workload, host)
+    ref: Callable[..., Any] = workload.reference  # type: ignore[assignment]
+    try:
+        return ref(*host.args, **host.kwargs)
+    except Exception as exc:
+        raise WorkloadError(
+            f"{workload.label}: the reference raised {type(exc).__name__}: {exc}; "
+            "it takes the same host arguments as fn"
+        ) from None
+
+
+def _compare(
+    workload: Workload, output: Any, expected: Any, *, raising: bool
+) -> reference.Accuracy | None:
+    if expected is None:
+        return None
+    compare = reference.check if raising else reference.measure
+    return compare(
+        workload.label,
+        host_result(output),
+        expected,
+        atol=workload.atol,
+        rtol=workload.rtol,
+        same_dtype=workload.reference_kind != "float64",
+    )
+
+
+def reference_summary(workload: Workload) -> dict[str, str]:
+    """What the output is checked against, for people (report, results)."""
+    kind = workload.reference_kind
+    if isinstance(workload.reference, Unchecked):
+        return {"kind": kind, "detail": workload.reference.reason}
+    if isinstance(workload.reference, Golden):
+        return {"kind": kind, "detail": str(workload.reference.path)}
+    if kind == "float64":
+        return {"kind": kind, "detail": "the same function, x64 enabled, on the CPU"}
+    ref = workload.reference
+    return {"kind": kind, "detail": getattr(ref, "__qualname__", type(ref).__name__)}
+
+
+# --- captured constants -------------------------------------------------------------
+
+
+def captured_constants(workload: Workload, call: Args) -> list[str]:
+    """A warning per large array ``fn`` closes over (a constant of the compiled program).
+
+    XLA may fold such constants away or copy them on every call (jax issues
+    #10596, #23479); a benchmark of that program is not one of the real call.
+    Only for ``jit=True`` workloads (the harness traces ``fn`` itself).
+    """
+    if not workload.jit:
+        return []
+    statics = {k: v for k, v in call.kwargs.items() if k in workload.static_argnames}
+    dyn_kwargs = {k: v for k, v in call.kwargs.items() if k not in statics}
+    fn = functools.partial(workload.fn, **statics) if statics else workload.fn
+    try:
+        closed = jax.make_jaxpr(fn, static_argnums=workload.static_argnums)(
+            *call.args, **dyn_kwargs
+        )
+    except Exception:  # the first call reports the real error
+        return []
+    found = []
+    for const in closed.consts:
+        nbytes = int(getattr(const, "nbytes", 0) or 0)
+        if nbytes >= CAPTURED_WARN_BYTES:
+            dtype = getattr(const, "dtype", "?")
+            found.append(f"{dtype}{list(np.shape(const))} ({nbytes} bytes)")
+    if not found:
+        return []
+    return [
+        f"{workload.label}: fn closes over {len(found)} array(s): {', '.join(found)}; they "
+        "become constants of the compiled program, which XLA may fold away or copy "
+        "(jax issues #10596, #23479). Pass them as arguments instead: return them from "
+        "inputs(rng) and take them as parameters of fn"
+    ]
+
+
+# --- preparation (shared by the report and the asv helper) --------------------------
+
+
+@dataclass
+class Prepared:
+    """A workload placed, called once, checked and warmed up: ready to be timed."""
+
+    workload: Workload
+    placed: Placed
+    #: The call to time; with ``carry`` its arguments advance on every call.
+    call: Caller
+    #: Waits for the whole output: ``jax.block_until_ready``, or a single
+    #: array's own ``block_until_ready()`` (the same wait without jax's
+    #: Python tree walk; ``bench/bench_fidelity.py``).
+    block: Callable[[Any], Any]
+    expected: Any
+    accuracy: reference.Accuracy | None
+    first: FirstCall | None
+    compiled: Any
+    warnings: list[str] = field(default_factory=list)
+    compiles_at_ready: int = 0
+
+
+def prepare(
+    workload: Workload,
+    *,
+    fresh: bool = False,
+    warmup: int = WARMUP_CALLS,
+    clock: Clock = time.perf_counter,
+) -> Prepared:
+    """Place, call once (``fresh``: a timed first call of a fresh specialization),
+    check the answer, and warm up.
+
+    Raises :class:`ReferenceMismatch` on a wrong answer and
+    :class:`WorkloadError` when the workload cannot be run here.
+    """
+    placed = place(workload)
+    expected = expected_output(workload, placed.host)
+    call_args = placed.call_args
+    warnings = captured_constants(workload, call_args)
+    options = JitOptions.of(workload)
+    if fresh:
+        stages, fn, compiled, output = first_call(
+            workload.fn, call_args, options=options, clock=clock
+        )
+    else:
+        stages, compiled = None, None
+        fn = options.wrap(workload.fn)
+        try:
+            output = fn(*call_args.args, **call_args.kwargs)
+            jax.block_until_ready(output)
+        except Exception as exc:
+            raise WorkloadError(
+                f"{workload.label}: the first call raised {type(exc).__name__}: "
+                f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''}; "
+                "fix fn, its inputs or their placement"
+            ) from exc
+    accuracy = _compare(workload, output, expected, raising=True)
+    next_args = call_args
+    if workload.carry is not None:
+        next_args = as_args(workload.carry(call_args, output), f"{workload.label}: carry")
+    call = Caller(fn, next_args, workload.carry)
+    block: Callable[[Any], Any] = jax.block_until_ready
+    if isinstance(output, jax.Array):  # one array is the whole output
+        block = operator.methodcaller("block_until_ready")
+    for _ in range(warmup):
+        block(call())
+    return Prepared(
+        workload=workload,
+        placed=placed,
+        call=call,
+        block=block,
+        expected=expected,
+        accuracy=accuracy,
+        first=stages,
+        compiled=compiled,
+        warnings=warnings,
+        compiles_at_ready=compile_count(),
+    )
+
+
+# --- the whole protocol (jaxbench report) -------------------------------------------
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """A checked measurement of one workload."""
+
+    workload: Workload
+    backend: str
+    platform: str
+    device_count: int
+    versions: dict[str, str]
+    first_call: FirstCall
+    warm_samples: tuple[float, ...]
+    handle_only_diagnostic: float
+    accuracy: reference.Accuracy | None
+    inputs: dict[str, dict[str, Any]]
+    output_shapes: dict[str, list[int]]
+    work: Any
+    warnings: tuple[str, ...]
+
+
+def leaf_summary(tree: Any) -> dict[str, dict[str, Any]]:
+    """``{path: {"shape", "dtype"}}`` of every leaf (Python scalars: their type)."""
+    out: dict[str, dict[str, Any]] = {}
+    for path, leaf in reference.leaves(tree):
+        dtype = getattr(leaf, "dtype", None)
+        out[path] = {
+            "shape": list(np.shape(leaf)) if dtype is not None else [],
+            "dtype": str(dtype) if dtype is not None else type(leaf).__name__,
+        }
+    return out
+
+
+def input_summary(host: Args) -> dict[str, dict[str, Any]]:
+    """Every input leaf: ``/args/0/w1``, ``/kwargs/mask``."""
+    return leaf_summary({"args": host.args, "kwargs": dict(host.kwargs)})
+
+
+def _work(compiled: Any) -> Any:
+    from jaxbench.measure import xla_analysis
+
+    if compiled is None:
+        return None
+    try:
+        return xla_analysis.work_figures(compiled)
+    except WorkloadError:
+        return None
+
+
 def measure(
     workload: Workload, *, repeats: int = 7, clock: Clock = time.perf_counter
 ) -> Measurement:
     """Run the protocol; raise :class:`~jaxbench.errors.ReferenceMismatch` on a wrong answer."""
     if repeats < 1:
         raise ValueError(f"at least one repeat is required, got repeats={repeats}")
-    placed = place(workload)
-    expected = workload.reference(*placed.host_args)
-    stages, jitted, _compiled, output = first_call(workload.fn, placed.args, clock=clock)
-
-    def gate(result: Any) -> reference.Accuracy:
-        return reference.check(
-            workload.label,
-            host_result(result),
-            expected,
-            atol=workload.atol,
-            rtol=workload.rtol,
-            dtype=workload.dtype,
-        )
-
-    gate(output)
-    jax.block_until_ready(jitted(*placed.args))  # warm-up: the jit's own dispatch path
-    result, samples = synchronized_samples(jitted, placed.args, repeats, clock=clock)
-    accuracy = gate(result)
-    handle = handle_only_seconds(jitted, placed.args, clock=clock)
+    prepared = prepare(workload, fresh=True, clock=clock)
+    assert prepared.first is not None
+    result, samples = synchronized_samples(prepared.call, repeats=repeats, clock=clock)
+    if workload.carry is None:  # the same inputs again: the same answer
+        accuracy = _compare(workload, result, prepared.expected, raising=True)
+    else:  # the state moved on: the checked answer is the first call's
+        accuracy = prepared.accuracy
+        _finite(workload, result)
+    # before the next call: with carry it donates this output's buffers
     shapes = {path: list(np.shape(leaf)) for path, leaf in reference.leaves(host_result(result))}
+    handle = handle_only_seconds(prepared.call, clock=clock)
     return Measurement(
         workload=workload,
-        backend=placed.backend,
-        platform=placed.platform,
-        device_count=placed.device_count,
+        backend=prepared.placed.backend,
+        platform=prepared.placed.platform,
+        device_count=prepared.placed.device_count,
         versions=versions(),
-        first_call=stages,
+        first_call=prepared.first,
         warm_samples=tuple(samples),
         handle_only_diagnostic=handle,
         accuracy=accuracy,
+        inputs=input_summary(prepared.placed.host),
         output_shapes=shapes,
+        work=_work(prepared.compiled),
+        warnings=tuple(prepared.warnings),
+    )
+
+
+def _finite(workload: Workload, output: Any) -> None:
+    for path, leaf in reference.leaves(host_result(output)):
+        leaf = np.asarray(leaf)
+        if np.issubdtype(leaf.dtype, np.inexact) and not np.all(np.isfinite(leaf)):
+            raise ReferenceMismatch(
+                f"{workload.label} output {path}: non-finite values after the warm calls; "
+                "the threaded state diverged: fix the step or its inputs"
+            )
+
+
+def first_output(workload: Workload) -> Any:
+    """The output of one call on the seeded inputs, as host arrays (to record a golden file)."""
+    placed = place(workload)
+    call_args = placed.call_args
+    fn = JitOptions.of(workload).wrap(workload.fn)
+    return host_result(fn(*call_args.args, **call_args.kwargs))
+
+
+# --- the figures (asv's track_* benchmarks) -----------------------------------------
+
+
+@dataclass(frozen=True)
+class Figures:
+    """The first call, the accuracy and the compiled program of one workload."""
+
+    first: FirstCall
+    accuracy: reference.Accuracy | None
+    #: Why the answer does not count (a wrong answer), or "".
+    failure: str
+    compiled: Any
+    platform: str
+    warnings: tuple[str, ...]
+
+
+def figures(workload: Workload) -> Figures:
+    """A fresh first call, XLA's compiled program and the accuracy (measured, not raised)."""
+    placed = place(workload)
+    call_args = placed.call_args
+    warnings = captured_constants(workload, call_args)
+    stages, fn, compiled, output = first_call(
+        workload.fn, call_args, options=JitOptions.of(workload)
+    )
+    if compiled is None and hasattr(fn, "trace"):  # jit=False on a jitted function
+        run = dynamic(call_args, (), ())
+        try:
+            compiled = fn.trace(*run.args, **run.kwargs).lower().compile()
+        except Exception:  # the work figures are skipped, the times still count
+            compiled = None
+    failure = ""
+    accuracy = None
+    try:
+        expected = expected_output(workload, placed.host)
+        accuracy = _compare(workload, output, expected, raising=False)
+    except (ReferenceMismatch, UsageError) as exc:
+        failure = str(exc)
+    if accuracy is not None and accuracy.tolerance_used > 1.0:
+        try:
+            _compare(workload, output, expected, raising=True)
+        except ReferenceMismatch as exc:
+            failure = f"{exc}; times of a wrong answer do not count"
+    for line in warnings:
+        print(f"jaxbench: warning: {line}", file=sys.stderr)
+    return Figures(
+        first=stages,
+        accuracy=accuracy,
+        failure=failure,
+        compiled=compiled,
+        platform=placed.platform,
+        warnings=tuple(warnings),
+    )
+
+
+# --- memory of the workload ---------------------------------------------------------
+
+
+def _reset_peak_rss() -> int | None:
+    """Reset the kernel's peak-RSS mark to the current RSS; the RSS in bytes (Linux)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as handle:
+            handle.write("5")
+        return _status_bytes("VmHWM")
+    except OSError:
+        return None
+
+
+def _status_bytes(field_name: str) -> int | None:
+    try:
+        with open("/proc/self/status") as handle:
+            for line in handle:
+                if line.startswith(f"{field_name}:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def _device_bytes(key: str) -> int | None:
+    stats = jax.devices()[0].memory_stats()
+    if not stats or key not in stats:
+        return None
+    return int(stats[key])
+
+
+def device_reports_memory() -> bool:
+    """Whether the default device reports ``memory_stats()`` (GPU/TPU yes, CPU no)."""
+    return _device_bytes("bytes_in_use") is not None
+
+
+@dataclass(frozen=True)
+class WorkloadMemory:
+    """What placing, compiling and running the workload adds to the process.
+
+    ``peak_rss_rise_bytes``: the kernel's peak-RSS mark after the workload
+    minus the RSS before it (after jax's backend started); ``None`` where the
+    mark cannot be reset (non-Linux). ``device_peak_bytes``: the device's
+    ``peak_bytes_in_use`` minus ``bytes_in_use`` before; ``None`` where the
+    backend reports no ``memory_stats()`` (the CPU).
+    """
+
+    peak_rss_rise_bytes: int | None
+    device_peak_bytes: int | None
+
+
+def workload_memory(workload: Workload, calls: int = 10) -> WorkloadMemory:
+    """Measure what the workload adds, in this (fresh) process."""
+    import jax.numpy as jnp
+
+    jax.block_until_ready(jax.jit(lambda v: v + 1)(jnp.zeros((3,), jnp.int32)))  # backend up
+    device_before = _device_bytes("bytes_in_use")
+    rss_before = _reset_peak_rss()
+    prepared = prepare(workload, warmup=calls)
+    prepared.block(prepared.call())
+    rss_peak = _status_bytes("VmHWM") if rss_before is not None else None
+    device_peak = _device_bytes("peak_bytes_in_use")
+    return WorkloadMemory(
+        peak_rss_rise_bytes=None
+        if rss_peak is None or rss_before is None
+        else max(rss_peak - rss_before, 0),
+        device_peak_bytes=None
+        if device_peak is None or device_before is None
+        else max(device_peak - device_before, 0),
     )

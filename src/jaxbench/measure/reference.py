@@ -1,22 +1,27 @@
-"""Correctness before speed: compare a result with its NumPy reference.
+"""Correctness before speed: compare a result with its reference, leaf by leaf.
 
-Pure NumPy, no jax: the measuring half converts device arrays to host arrays
-(after the clock has stopped) and calls :func:`check`. The criterion is
-NumPy's ``allclose``: ``|result - reference| <= atol + rtol * |reference|``
-for every element of every leaf.
+The measuring half converts device arrays to host arrays (after the clock has
+stopped) and calls :func:`check`. Any pytree jax knows is walked with
+``jax.tree_util``; a leaf is named by its path (``/``, ``/prediction``,
+``/0/w1``). Floating leaves pass when NumPy's ``allclose`` criterion holds,
+``|result - reference| <= atol + rtol * |reference|`` for every element, with
+the leaf's own tolerances; integer and bool leaves must be equal.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+import io
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+import jax
 import numpy as np
 
-from jaxbench.errors import ReferenceMismatch
+from jaxbench.errors import ReferenceMismatch, UsageError
 
-__all__ = ["Accuracy", "check", "leaves", "measure"]
+__all__ = ["Accuracy", "check", "flat", "golden_bytes", "leaves", "load_golden", "measure"]
 
 
 @dataclass(frozen=True)
@@ -26,21 +31,52 @@ class Accuracy:
     max_abs_error: float
     #: max over elements of |err| / (atol + rtol*|ref|); at most 1 passes.
     tolerance_used: float
-    atol: float
-    rtol: float
+    atol: float | Mapping[str, float]
+    rtol: float | Mapping[str, float]
     leaves: int
 
 
-def leaves(tree: Any, path: str = "") -> Iterator[tuple[str, Any]]:
-    """Yield ``(path, leaf)`` for a pytree of dicts, lists and tuples, keys sorted."""
-    if isinstance(tree, Mapping):
-        for key in sorted(tree, key=str):
-            yield from leaves(tree[key], f"{path}/{key}")
-    elif isinstance(tree, Sequence) and not isinstance(tree, str | bytes):
-        for index, item in enumerate(tree):
-            yield from leaves(item, f"{path}/{index}")
-    else:
-        yield path or "/", tree
+def _key(entry: Any) -> str:
+    for attr in ("key", "idx", "name"):
+        if hasattr(entry, attr):
+            return str(getattr(entry, attr))
+    return str(entry)
+
+
+def leaves(tree: Any) -> list[tuple[str, Any]]:
+    """``(path, leaf)`` of every leaf of a pytree, in jax's order (dict keys sorted)."""
+    flat_tree, _ = jax.tree_util.tree_flatten_with_path(tree)
+    return [("/" + "/".join(_key(k) for k in path), leaf) for path, leaf in flat_tree]
+
+
+def flat(tree: Any) -> dict[str, Any]:
+    """The leaves of ``tree`` by path; a :class:`FlatTree` stays as it is."""
+    if isinstance(tree, FlatTree):
+        return dict(tree.leaves)
+    return dict(leaves(tree))
+
+
+@dataclass(frozen=True)
+class FlatTree:
+    """Leaves already keyed by path (a golden file)."""
+
+    leaves: Mapping[str, np.ndarray]
+
+
+def _tolerance(value: float | Mapping[str, float], path: str, name: str) -> float:
+    if not isinstance(value, Mapping):
+        return float(value)
+    if path in value:
+        return float(value[path])
+    if "*" in value:
+        return float(value["*"])
+    raise UsageError(
+        f"{name} has no entry for output leaf {path}; add {path!r} or '*' (the rest) to it"
+    )
+
+
+def _exact(dtype: np.dtype[Any]) -> bool:
+    return bool(np.issubdtype(dtype, np.integer) or np.issubdtype(dtype, np.bool_))
 
 
 def measure(
@@ -48,47 +84,69 @@ def measure(
     result: Any,
     reference: Any,
     *,
-    atol: float,
-    rtol: float,
-    dtype: str,
+    atol: float | Mapping[str, float],
+    rtol: float | Mapping[str, float],
+    dtype: str | None = None,
+    same_dtype: bool = True,
 ) -> Accuracy:
     """Measure how far ``result`` is from ``reference``, leaf by leaf.
 
-    Raises :class:`ReferenceMismatch` when the two cannot be compared: a
-    different structure, shape or dtype, or a non-finite value. A value
+    ``dtype`` (the lesson's one dtype) requires every leaf to have it;
+    ``same_dtype`` requires each leaf to have its reference leaf's dtype (off
+    for a float64 reference). Raises :class:`ReferenceMismatch` when the two
+    cannot be compared: a different structure, shape, dtype or kind, a
+    non-finite value, or an integer/bool leaf that differs. A floating value
     outside tolerance is measured, not raised: see :func:`check`.
     """
-    got = dict(leaves(result))
-    want = dict(leaves(reference))
+    got = flat(result)
+    want = flat(reference)
     if got.keys() != want.keys():
         raise ReferenceMismatch(
-            f"{workload}: output structure {sorted(got)} differs from the reference's "
+            f"{workload}: output leaves {sorted(got)} differ from the reference's "
             f"{sorted(want)}; return the same pytree as the reference"
         )
     worst_abs = 0.0
     worst_used = 0.0
     for path in sorted(want):
         actual = np.asarray(got[path])
-        expected = np.asarray(want[path], dtype=np.float64)
+        expected = np.asarray(want[path])
         where = f"{workload} output {path}"
         if actual.shape != expected.shape:
             raise ReferenceMismatch(
                 f"{where}: shape {actual.shape} differs from the reference's {expected.shape}; "
                 "the benchmark would time a different computation"
             )
-        if str(actual.dtype) != dtype:
+        if dtype is not None and str(actual.dtype) != dtype:
             raise ReferenceMismatch(
                 f"{where}: dtype {actual.dtype} differs from the workload's {dtype}; "
                 "a different precision answers a different question"
             )
+        if _exact(actual.dtype) != _exact(expected.dtype) or (
+            same_dtype and dtype is None and actual.dtype != expected.dtype
+        ):
+            raise ReferenceMismatch(
+                f"{where}: dtype {actual.dtype} differs from the reference's {expected.dtype}; "
+                "cast the reference's leaf to the function's dtype"
+            )
+        if _exact(actual.dtype):
+            wrong = int(np.count_nonzero(actual != expected))
+            if wrong:
+                raise ReferenceMismatch(
+                    f"{where}: {wrong} of {actual.size} {actual.dtype} value(s) differ from "
+                    "the reference (integer and bool leaves are compared exactly)"
+                )
+            continue
         if not np.all(np.isfinite(actual)):
             bad = int(np.size(actual) - np.count_nonzero(np.isfinite(actual)))
             raise ReferenceMismatch(
                 f"{where}: {bad} non-finite value(s) (NaN or inf); "
                 "fix the function before timing it"
             )
-        error = np.abs(actual.astype(np.float64) - expected)
-        allowed = atol + rtol * np.abs(expected)
+        leaf_atol = _tolerance(atol, path, "atol")
+        leaf_rtol = _tolerance(rtol, path, "rtol")
+        reference64 = expected.astype(np.float64)
+        error = np.abs(actual.astype(np.float64) - reference64)
+        allowed = leaf_atol + leaf_rtol * np.abs(reference64)
         max_abs = float(np.max(error)) if error.size else 0.0
         used = float(np.max(error / allowed)) if error.size else 0.0
         worst_abs = max(worst_abs, max_abs)
@@ -98,24 +156,76 @@ def measure(
     )
 
 
+def _worst_leaf(workload: str, result: Any, reference: Any, **kw: Any) -> str:
+    """The path of the leaf furthest outside its tolerance."""
+    got, want = flat(result), flat(reference)
+    worst, worst_path = -1.0, "/"
+    for path in sorted(want):
+        used = measure(workload, {"": got[path]}, {"": want[path]}, **_leaf_kw(kw, path))
+        if used.tolerance_used > worst:
+            worst, worst_path = used.tolerance_used, path
+    return worst_path
+
+
+def _leaf_kw(kw: dict[str, Any], path: str) -> dict[str, Any]:
+    out = dict(kw)
+    for name in ("atol", "rtol"):
+        out[name] = _tolerance(kw[name], path, name)
+    return out
+
+
 def check(
     workload: str,
     result: Any,
     reference: Any,
     *,
-    atol: float,
-    rtol: float,
-    dtype: str,
+    atol: float | Mapping[str, float],
+    rtol: float | Mapping[str, float],
+    dtype: str | None = None,
+    same_dtype: bool = True,
 ) -> Accuracy:
     """Like :func:`measure`, and raise :class:`ReferenceMismatch` outside tolerance.
 
-    The message names the workload, the maximum absolute error and the tolerance.
+    The message names the workload, the worst leaf, the maximum absolute
+    error and the tolerance.
     """
-    accuracy = measure(workload, result, reference, atol=atol, rtol=rtol, dtype=dtype)
+    kw: dict[str, Any] = {"atol": atol, "rtol": rtol, "dtype": dtype, "same_dtype": same_dtype}
+    accuracy = measure(workload, result, reference, **kw)
     if accuracy.tolerance_used > 1.0:
+        path = _worst_leaf(workload, result, reference, **kw)
+        leaf_atol, leaf_rtol = _tolerance(atol, path, "atol"), _tolerance(rtol, path, "rtol")
         raise ReferenceMismatch(
-            f"{workload}: max abs error {accuracy.max_abs_error:.3g} exceeds the tolerance "
-            f"(atol={atol:g}, rtol={rtol:g}: {accuracy.tolerance_used:.3g}x the allowed error); "
+            f"{workload} output {path}: max abs error {accuracy.max_abs_error:.3g} exceeds the "
+            f"tolerance (atol={leaf_atol:g}, rtol={leaf_rtol:g}: "
+            f"{accuracy.tolerance_used:.3g}x the allowed error); "
             "the function no longer computes the reference's answer"
         )
     return accuracy
+
+
+# --- golden files -------------------------------------------------------------------
+
+
+def golden_bytes(output: Any) -> bytes:
+    """An ``.npz`` of ``output``'s leaves, one array per leaf path."""
+    buffer = io.BytesIO()
+    arrays: dict[str, Any] = {path: np.asarray(leaf) for path, leaf in leaves(output)}
+    np.savez(buffer, **arrays)
+    return buffer.getvalue()
+
+
+def load_golden(path: Path, workload: str) -> FlatTree:
+    """The leaves recorded in ``path``; a missing or unreadable file is a one-line error."""
+    if not path.is_file():
+        raise UsageError(
+            f"{workload}: golden file {path} does not exist; record it once with "
+            f"jaxbench report --workload MODULE:FACTORY --record-golden"
+        )
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return FlatTree({key: np.asarray(data[key]) for key in data.files})
+    except (OSError, ValueError) as exc:
+        raise UsageError(
+            f"{workload}: golden file {path} cannot be read ({exc}); record it again with "
+            "jaxbench report --workload MODULE:FACTORY --record-golden"
+        ) from None

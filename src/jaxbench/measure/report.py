@@ -1,4 +1,4 @@
-"""The lesson's JSON benchmark report.
+"""The lesson's JSON benchmark report, for any workload.
 
 Format history:
 
@@ -9,6 +9,15 @@ Format history:
   ``first_call_fresh`` (how freshness was ensured), ``tolerance``,
   ``tolerance_used``, ``output_shapes``, ``device_count``, ``platform``,
   ``jaxlib`` and the labelled ``diagnostic_handle_only_seconds``.
+* 2 -- any workload: ``inputs`` (shape and dtype of every input leaf, by
+  path ``/args/0/w1``, ``/kwargs/mask``); the lesson's ``input_shape``,
+  ``weight_shape`` and ``dtype`` are those of the first two input leaves
+  (``weight_shape`` null with one leaf); ``reference`` (``kind``: numpy,
+  float64, golden or unchecked, and ``detail``); ``max_abs_error`` and
+  ``tolerance_used`` are null for an unchecked workload; ``call`` (jit,
+  static and donated arguments, carry); ``params``; ``work`` (XLA's figures,
+  null for jit=False); ``warnings`` (e.g. captured constants). A jit=False
+  workload's breakdown has null trace, lower and compile.
 """
 
 from __future__ import annotations
@@ -16,12 +25,23 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from jaxbench.measure.protocol import Measurement
+from jaxbench.analyse.kinds import WORK_FIGURES
+from jaxbench.measure.protocol import Measurement, reference_summary
 
 __all__ = ["BOUNDARY", "REPORT_FORMAT", "to_dict"]
 
-REPORT_FORMAT = 1
+REPORT_FORMAT = 2
 BOUNDARY = "input already placed; call plus output synchronization"
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, bool | int | float | str) or value is None:
+        return value
+    return str(value)
 
 
 def to_dict(measurement: Measurement) -> dict[str, Any]:
@@ -29,10 +49,14 @@ def to_dict(measurement: Measurement) -> dict[str, Any]:
     workload = measurement.workload
     stages = measurement.first_call
     samples = list(measurement.warm_samples)
+    inputs = list(measurement.inputs.values())
+    accuracy = measurement.accuracy
+    work = measurement.work
     return {
         "format": REPORT_FORMAT,
         "workload": workload.label,
         "description": workload.description,
+        "params": _plain(dict(workload.params)),
         "backend": measurement.backend,
         "platform": measurement.platform,
         "device_count": measurement.device_count,
@@ -40,9 +64,17 @@ def to_dict(measurement: Measurement) -> dict[str, Any]:
         "jaxlib": measurement.versions["jaxlib"],
         "numpy": measurement.versions["numpy"],
         "python": measurement.versions["python"],
-        "input_shape": list(workload.input_shape),
-        "weight_shape": list(workload.weight_shape),
-        "dtype": workload.dtype,
+        "input_shape": inputs[0]["shape"] if inputs else None,
+        "weight_shape": inputs[1]["shape"] if len(inputs) > 1 else None,
+        "dtype": inputs[0]["dtype"] if inputs else None,
+        "inputs": measurement.inputs,
+        "call": {
+            "jit": workload.jit,
+            "static_argnums": list(workload.static_argnums),
+            "static_argnames": list(workload.static_argnames),
+            "donate_argnums": list(workload.donate_argnums),
+            "carry": workload.carry is not None,
+        },
         "boundary": BOUNDARY,
         "first_call_seconds": stages.total,
         "first_call_breakdown_seconds": {
@@ -54,9 +86,12 @@ def to_dict(measurement: Measurement) -> dict[str, Any]:
         "first_call_fresh": stages.freshness,
         "warm_samples_seconds": samples,
         "warm_median_seconds": statistics.median(samples),
-        "max_abs_error": measurement.accuracy.max_abs_error,
-        "tolerance": {"atol": workload.atol, "rtol": workload.rtol},
-        "tolerance_used": measurement.accuracy.tolerance_used,
+        "reference": reference_summary(workload),
+        "max_abs_error": None if accuracy is None else accuracy.max_abs_error,
+        "tolerance": {"atol": _plain(workload.atol), "rtol": _plain(workload.rtol)},
+        "tolerance_used": None if accuracy is None else accuracy.tolerance_used,
         "output_shapes": measurement.output_shapes,
+        "work": None if work is None else {name: getattr(work, name) for name in WORK_FIGURES},
+        "warnings": list(measurement.warnings),
         "diagnostic_handle_only_seconds": measurement.handle_only_diagnostic,
     }

@@ -21,24 +21,27 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import jax
 import numpy as np
-from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from jaxbench.errors import WorkloadError
-from jaxbench.measure.workloads import Workload
+from jaxbench.errors import JaxbenchError, TooFewDevices, WorkloadError
+from jaxbench.measure.workloads import Args, Workload, as_args
 
 __all__ = [
     "BACKEND_COMPILE_EVENT",
+    "Caller",
     "Clock",
     "FirstCall",
+    "JitOptions",
     "Placed",
+    "compile_count",
     "compile_events",
+    "dynamic",
     "first_call",
     "handle_only_seconds",
     "place",
@@ -71,6 +74,12 @@ def _ensure_listener() -> None:
             _listening = True
 
 
+def compile_count() -> int:
+    """Backend compiles jax has reported in this process since the listener started."""
+    _ensure_listener()
+    return _compiles
+
+
 @dataclass
 class CompileCount:
     """Backend compiles jax reported inside a :func:`compile_events` block."""
@@ -95,47 +104,103 @@ def compile_events() -> Iterator[CompileCount]:
 
 @dataclass(frozen=True)
 class Placed:
-    """Inputs on their device(s), ready; and where they are."""
+    """Inputs on their device(s), ready; and where they are.
+
+    ``args``/``kwargs`` are what the call gets (static arguments as given,
+    arrays on their devices); ``host`` is the builder's host values.
+    """
 
     args: tuple[Any, ...]
-    host_args: tuple[np.ndarray, ...]
+    kwargs: Mapping[str, Any]
+    host: Args
     backend: str
     platform: str
     device_count: int
 
+    @property
+    def call_args(self) -> Args:
+        return Args(self.args, self.kwargs)
+
+
+def _is_array(leaf: Any) -> bool:
+    return isinstance(leaf, np.ndarray | np.generic | jax.Array)
+
+
+def _spec_for(placement: Any, key: int | str) -> Any:
+    """One argument's placement spec from the workload's ``placement``."""
+    if isinstance(placement, Mapping):
+        return placement.get(key)
+    if isinstance(placement, list | tuple):
+        return placement[key] if isinstance(key, int) and key < len(placement) else None
+    return placement
+
+
+def _target(spec: Any, devices: tuple[jax.Device, ...], label: str) -> Any:
+    if spec is None:
+        return devices[0]
+    if callable(spec) and not isinstance(spec, jax.sharding.Sharding | jax.Device):
+        spec = spec(devices)
+    if not isinstance(spec, jax.sharding.Sharding | jax.Device):
+        raise WorkloadError(
+            f"{label}: placement gave {type(spec).__name__}; give a jax.Device, a "
+            "jax.sharding.Sharding, or a function of the devices returning one"
+        )
+    return spec
+
 
 def place(workload: Workload, device: Any | None = None) -> Placed:
-    """Put the workload's seeded inputs on the device and wait for them.
+    """Put the workload's seeded inputs on their devices and wait for them.
 
-    A sharded workload splits x's rows over the first ``workload.devices``
-    devices (``Mesh`` + ``NamedSharding``); w is replicated.
+    Array leaves (NumPy arrays and scalars, jax arrays, PRNG keys) are placed
+    with ``jax.device_put`` on the argument's device or sharding; static
+    arguments and Python scalars are passed as they are.
     """
-    x_host, w_host = workload.host_inputs()
-    if workload.devices:
-        available = jax.devices()
-        if len(available) < workload.devices:
-            raise WorkloadError(
-                f"{workload.label}: needs {workload.devices} devices, {len(available)} available; "
-                "set XLA_FLAGS=--xla_force_host_platform_device_count="
-                f"{workload.devices} before jax starts"
-            )
-        mesh = Mesh(np.array(available[: workload.devices]), ("rows",))
-        x = jax.device_put(x_host, NamedSharding(mesh, PartitionSpec("rows", None)))
-        w = jax.device_put(w_host, NamedSharding(mesh, PartitionSpec()))
-        first = available[0]
-        count = workload.devices
-    else:
-        first = device if device is not None else jax.devices()[0]
-        x = jax.device_put(x_host, first)
-        w = jax.device_put(w_host, first)
-        count = 1
-    jax.block_until_ready((x, w))
+    host = workload.host_args()
+    available = tuple(jax.devices())
+    if len(available) < workload.devices:
+        raise TooFewDevices(
+            f"{workload.label}: needs {workload.devices} devices, {len(available)} available; "
+            "set XLA_FLAGS=--xla_force_host_platform_device_count="
+            f"{workload.devices} before jax starts"
+        )
+    devices = available[: workload.devices]
+    if device is not None:
+        devices = (device, *devices[1:])
+    static = set(workload.static_argnums) | set(workload.static_argnames)
+
+    def put(key: int | str, value: Any) -> Any:
+        if key in static:
+            return value
+        target = _target(_spec_for(workload.placement, key), devices, workload.label)
+        return jax.tree_util.tree_map(
+            lambda leaf: jax.device_put(leaf, target) if _is_array(leaf) else leaf, value
+        )
+
+    args = tuple(put(i, value) for i, value in enumerate(host.args))
+    kwargs = {name: put(name, value) for name, value in host.kwargs.items()}
+    jax.block_until_ready((args, kwargs))
+    used = {
+        d
+        for leaf in jax.tree_util.tree_leaves((args, kwargs))
+        if isinstance(leaf, jax.Array)
+        for d in leaf.devices()
+    }
+    first = devices[0]
     return Placed(
-        args=(x, w),
-        host_args=(x_host, w_host),
+        args=args,
+        kwargs=kwargs,
+        host=host,
         backend=str(first),
         platform=first.platform,
-        device_count=count,
+        device_count=max(len(used), 1),
+    )
+
+
+def dynamic(args: Args, static_argnums: Sequence[int], static_argnames: Sequence[str]) -> Args:
+    """``args`` without the static ones (what an AOT-compiled executable takes)."""
+    return Args(
+        tuple(a for i, a in enumerate(args.args) if i not in static_argnums),
+        {k: v for k, v in args.kwargs.items() if k not in static_argnames},
     )
 
 
@@ -144,17 +209,23 @@ def place(workload: Workload, device: Any | None = None) -> Placed:
 
 @dataclass(frozen=True)
 class FirstCall:
-    """The first call of a fresh specialization, stage by stage (seconds)."""
+    """The first call of a fresh specialization, stage by stage (seconds).
 
-    trace: float
-    lower: float
-    compile: float
+    With ``jit=False`` the stages cannot be told apart: the whole first call
+    is ``first_execute`` and the others are ``None``.
+    """
+
+    trace: float | None
+    lower: float | None
+    compile: float | None
     first_execute: float
     backend_compiles: int
 
     @property
     def total(self) -> float:
-        return self.trace + self.lower + self.compile + self.first_execute
+        return (
+            (self.trace or 0.0) + (self.lower or 0.0) + (self.compile or 0.0) + (self.first_execute)
+        )
 
     @property
     def freshness(self) -> str:
@@ -168,27 +239,86 @@ def _disable_persistent_cache() -> None:
     jax.config.update("jax_enable_compilation_cache", False)
 
 
+@dataclass(frozen=True)
+class JitOptions:
+    """How the harness calls ``fn``: jitted with these options, or as it is."""
+
+    jit: bool = True
+    static_argnums: tuple[int, ...] = ()
+    static_argnames: tuple[str, ...] = ()
+    donate_argnums: tuple[int, ...] = ()
+
+    @classmethod
+    def of(cls, workload: Workload) -> JitOptions:
+        return cls(
+            workload.jit, workload.static_argnums, workload.static_argnames, workload.donate_argnums
+        )
+
+    def wrap(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        if not self.jit:
+            return fn
+        return jax.jit(
+            fn,
+            static_argnums=self.static_argnums,
+            static_argnames=self.static_argnames,
+            donate_argnums=self.donate_argnums,
+        )
+
+
 def first_call(
-    fn: Callable[..., Any], args: Sequence[Any], *, clock: Clock = time.perf_counter
+    fn: Callable[..., Any],
+    args: Sequence[Any] | Args,
+    *,
+    options: JitOptions = JitOptions(),
+    clock: Clock = time.perf_counter,
 ) -> tuple[FirstCall, Any, Any, Any]:
     """Trace, lower, compile and run ``jax.jit(fn)`` once, from cold.
 
-    Returns ``(stages, jitted, compiled, output)``: the jitted function shares
+    Returns ``(stages, callable, compiled, output)``: the jitted function shares
     the compiled executable (jax's in-memory cache), so later warm calls of
-    ``jitted`` run the very program whose first call was timed.
+    it run the very program whose first call was timed. With ``jit=False``
+    ``fn`` is called once as it is (``compiled`` is ``None``).
     """
+    call = args if isinstance(args, Args) else Args(tuple(args))
+    try:
+        return _first_call(fn, call, options, clock)
+    except JaxbenchError:
+        raise
+    except Exception as exc:
+        raise WorkloadError(
+            f"the first call raised {type(exc).__name__}: {_first_line(exc)}; "
+            "fix fn, its inputs or their placement"
+        ) from exc
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else ""
+
+
+def _first_call(
+    fn: Callable[..., Any], call: Args, options: JitOptions, clock: Clock
+) -> tuple[FirstCall, Any, Any, Any]:
     _disable_persistent_cache()
     jax.clear_caches()
-    jitted = jax.jit(fn)
+    jitted = options.wrap(fn)
+    if not options.jit:
+        with compile_events() as compiles:
+            t0 = clock()
+            output = fn(*call.args, **call.kwargs)
+            jax.block_until_ready(output)
+            t1 = clock()
+        return FirstCall(None, None, None, t1 - t0, compiles.count), fn, None, output
     with compile_events() as compiles:
         t0 = clock()
-        traced = jitted.trace(*args)
+        traced = jitted.trace(*call.args, **call.kwargs)  # type: ignore[attr-defined]
         t1 = clock()
         lowered = traced.lower()
         t2 = clock()
         compiled = lowered.compile()
         t3 = clock()
-        output = compiled(*args)
+        run = dynamic(call, options.static_argnums, options.static_argnames)
+        output = compiled(*run.args, **run.kwargs)
         jax.block_until_ready(output)
         t4 = clock()
     if compiles.count < 1:
@@ -210,26 +340,56 @@ def first_call(
 # --- warm calls -----------------------------------------------------------------
 
 
+class Caller:
+    """``fn`` with its current arguments, called with no arguments.
+
+    With ``carry``, each call's output gives the next call's arguments
+    (``carry(args, output)``): a training step's state is threaded, and a
+    donated buffer is never passed twice.
+    """
+
+    __slots__ = ("args", "carry", "fn")
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        args: Sequence[Any] | Args = (),
+        carry: Callable[[Args, Any], Any] | None = None,
+    ) -> None:
+        self.fn = fn
+        self.args = args if isinstance(args, Args) else Args(tuple(args))
+        self.carry = carry
+
+    def __call__(self) -> Any:
+        output = self.fn(*self.args.args, **self.args.kwargs)
+        if self.carry is not None:
+            self.args = as_args(self.carry(self.args, output), "carry")
+        return output
+
+
 def synchronized_samples(
-    fn: Callable[..., Any],
-    args: Sequence[Any],
+    fn: Callable[..., Any] | Caller,
+    args: Sequence[Any] | Args = (),
     repeats: int = 7,
     *,
     clock: Clock = time.perf_counter,
 ) -> tuple[Any, list[float]]:
     """Time ``repeats`` warm calls, each up to ``block_until_ready`` on the whole output.
 
-    Raises ``ValueError`` when ``repeats < 1`` and :class:`WorkloadError` when
-    jax compiled anything while the samples ran (they would not be warm).
+    ``fn`` is a function called with ``args``, or a :class:`Caller` (then
+    ``args`` is ignored and its state advances). Raises ``ValueError`` when
+    ``repeats < 1`` and :class:`WorkloadError` when jax compiled anything
+    while the samples ran (they would not be warm).
     """
     if repeats < 1:
         raise ValueError(f"at least one repeat is required, got repeats={repeats}")
+    call = fn if isinstance(fn, Caller) else Caller(fn, args)
     samples: list[float] = []
     result: Any = None
     with compile_events() as compiles:
         for _ in range(repeats):
             start = clock()
-            result = fn(*args)
+            result = call()
             jax.block_until_ready(result)
             samples.append(clock() - start)
     if compiles.count:
@@ -241,15 +401,19 @@ def synchronized_samples(
 
 
 def handle_only_seconds(
-    fn: Callable[..., Any], args: Sequence[Any], *, clock: Clock = time.perf_counter
+    fn: Callable[..., Any] | Caller,
+    args: Sequence[Any] | Args = (),
+    *,
+    clock: Clock = time.perf_counter,
 ) -> float:
     """DIAGNOSTIC ONLY: the interval until the call returns a handle, without waiting.
 
     It is not a measurement of the work; the call is drained afterwards so the
     next interval starts idle.
     """
+    call = fn if isinstance(fn, Caller) else Caller(fn, args)
     start = clock()
-    handle = fn(*args)
+    handle = call()
     elapsed = clock() - start
     jax.block_until_ready(handle)
     return elapsed

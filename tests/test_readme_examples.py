@@ -1,0 +1,81 @@
+"""The README's "Benchmark your own code" examples run as a user would run them.
+
+Every ```python block whose first line is ``# benchmarks/NAME.py`` is written
+to a fresh project's ``benchmarks/`` folder; then, from that folder's
+parent, the README's own command (``jaxbench report --workload
+benchmarks.NAME:make_workload --param ...``) must print a checked report, and
+asv_runner must discover the classes the module makes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+BLOCK = re.compile(r"```python\n(# benchmarks/(\w+)\.py\n.*?)```", re.DOTALL)
+
+
+def examples() -> dict[str, str]:
+    found = {name: code for code, name in BLOCK.findall(README.read_text(encoding="utf-8"))}
+    assert {"my_model", "my_training"} <= set(found), "the README's examples moved"
+    return found
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    bench = tmp_path / "benchmarks"
+    bench.mkdir()
+    (bench / "__init__.py").write_text("")
+    for name, code in examples().items():
+        (bench / f"{name}.py").write_text(code)
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("module", "batch", "kind", "label"),
+    [
+        ("my_model", 32, "numpy", "predict-batch=32"),
+        ("my_training", 64, "float64", "train_step-batch=64"),
+    ],
+)
+def test_the_readme_example_reports(
+    project: Path, module: str, batch: int, kind: str, label: str
+) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    done = subprocess.run(
+        [sys.executable, "-m", "jaxbench", "report", "--repeats", "3",
+         "--workload", f"benchmarks.{module}:make_workload", "--param", f"batch={batch}"],
+        capture_output=True, text=True, cwd=project, env={**env, "JAX_PLATFORMS": "cpu"},
+        check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""  # no warning: nothing captured
+    data = json.loads(done.stdout)
+    assert data["workload"] == label
+    assert data["reference"]["kind"] == kind
+    assert 0 <= data["tolerance_used"] <= 1
+    assert data["work"]["flops"] > 0
+
+
+def test_asv_discovers_the_readme_suites(project: Path) -> None:
+    script = (
+        "import sys, json; from asv_runner.discovery import disc_benchmarks; "
+        "print(json.dumps(sorted(b.name for b in disc_benchmarks(sys.argv[1]))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(project / "benchmarks")],
+        capture_output=True, text=True, cwd=project, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    names = set(json.loads(done.stdout))
+    for suite in ("my_model.Predict", "my_training.TrainStep"):
+        assert f"{suite}.time_warm" in names
+        assert f"{suite}Figures.track_tolerance_used" in names
+        assert f"{suite}Figures.track_workload_peak_rss_bytes" in names
