@@ -17,6 +17,7 @@ replaces both. Never imports jax.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import re
 import shutil
 import subprocess
@@ -167,7 +168,7 @@ def _plan(args: argparse.Namespace) -> tuple[Project, Plan, list[str], list[str]
     if makefile is not None:
         ours = next(f for f in render(settings).files if f.path == MAKEFILE)
         if makefile.name != MAKEFILE or makefile.read_text(encoding="utf-8") != ours.text:
-            settings = Settings(**{**settings.__dict__, "write_makefile": False})
+            settings = dataclasses.replace(settings, write_makefile=False)
     plan = render(settings)
     describe = [
         f"{project.name} ({project.layout} layout, {project.backend}) at {project.root}",
