@@ -1,7 +1,8 @@
 """The layout's contracts, checked on the source (no import is executed).
 
-* the analysing half (``analyse``, ``render``, ``store``) and the lockstep
-  coordinator never import jax, jaxlib or the measuring half;
+* the analysing half (``analyse``, ``render``, ``store``), ``jaxbench init``'s
+  core (``scaffold``) and the lockstep coordinator never import jax, jaxlib or
+  the measuring half;
 * the core (every subpackage) never imports ``jaxbench.commands`` or ``jaxbench.cli``;
 * the lockstep worker, run as a script in a benchmarked environment, imports
   nothing from jaxbench.
@@ -18,7 +19,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "jaxbench"
 
-NO_JAX = ("analyse", "render", "store", "lockstep/coordinator.py", "commands")
+NO_JAX = ("analyse", "render", "store", "scaffold", "lockstep/coordinator.py", "commands")
 #: commands that may import jax-free modules only; report runs the measuring half.
 MEASURING_COMMANDS = {"commands/report.py"}
 
@@ -61,7 +62,11 @@ def test_analysing_half_never_imports_jax(path: Path) -> None:
 
 @pytest.mark.parametrize(
     "path",
-    [f for part in ("analyse", "render", "store", "measure", "lockstep") for f in files_of(part)],
+    [
+        f
+        for part in ("analyse", "render", "store", "scaffold", "measure", "lockstep")
+        for f in files_of(part)
+    ],
     ids=lambda p: str(p.relative_to(PACKAGE)),
 )
 def test_core_never_imports_the_edges(path: Path) -> None:

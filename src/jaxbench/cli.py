@@ -25,6 +25,7 @@ __all__ = ["COMMANDS", "main"]
 
 #: Subcommand name -> module under ``jaxbench.commands``.
 COMMANDS: dict[str, str] = {
+    "init": "init",
     "report": "report",
     "compare": "compare",
     "ab": "ab",

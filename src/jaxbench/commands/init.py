@@ -1,0 +1,272 @@
+"""``jaxbench init [DIR]``: set up asv and jaxbench in a JAX project's git repository.
+
+Writes ``asv.conf.json``, ``benchmarks/`` with a starter suite, the three
+GitHub workflows, a ``Makefile`` (or prints the lines to add to an existing
+one) and ``BENCHMARKS.md`` (see :mod:`jaxbench.scaffold`). Never overwrites a
+file: a file that exists with other content stops the command (exit 2,
+nothing written); one that exists with exactly the text init would write is
+left alone, so a second run with nothing changed writes nothing and says so.
+
+The jax matrix: the jax installed in the environment running ``jaxbench
+init`` (the project's development environment, so the version it resolves
+to today), else the version ``pip install --dry-run`` resolves for the
+project; plus the newest version ``pip index versions jax`` lists. ``--jax``
+replaces both. Never imports jax.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from jaxbench.errors import UsageError
+from jaxbench.scaffold import apply, sources
+from jaxbench.scaffold.plan import MAKEFILE, Plan, Settings, render
+from jaxbench.scaffold.project import Project, inspect_project
+
+__all__ = ["HELP", "add_arguments", "run"]
+
+HELP = "set up asv benchmarks, workflows and a Makefile in a JAX project's git repository"
+
+_PYTHON = re.compile(r"^3\.\d{1,2}$")
+_MAKEFILES = ("Makefile", "makefile", "GNUmakefile")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "dir",
+        metavar="DIR",
+        nargs="?",
+        type=Path,
+        default=Path("."),
+        help="the project's git repository (default: the current directory)",
+    )
+    parser.add_argument(
+        "--dry-run", action="store_true", help="print what would be written; write nothing"
+    )
+    parser.add_argument(
+        "--jax",
+        metavar="VERSIONS",
+        help="jax versions of the asv matrix, comma-separated (default: the one installed "
+        "here or resolved for the project, and the newest the package index serves)",
+    )
+    parser.add_argument(
+        "--python",
+        metavar="VERSION",
+        help="Python of the asv environments, e.g. 3.12 (default: this Python's)",
+    )
+    parser.add_argument(
+        "--jaxbench",
+        metavar="REQUIREMENT",
+        help="pip requirement that installs jaxbench in each environment and workflow, e.g. "
+        "'jaxbench @ git+https://github.com/OWNER/jaxbench@COMMIT' (default: where this "
+        "jaxbench was installed from)",
+    )
+
+
+def _python(text: str | None) -> str:
+    version = text or f"{sys.version_info.major}.{sys.version_info.minor}"
+    if not _PYTHON.match(version):
+        raise UsageError(f"--python {version!r} is not a Python version; give one like 3.11")
+    if shutil.which(f"python{version}") is None:
+        raise UsageError(
+            f"no python{version} on PATH, which asv needs to create the environments; "
+            "install it or pass --python with one you have"
+        )
+    return version
+
+
+def _jaxbench(text: str | None) -> sources.Requirement:
+    if text is None:
+        return sources.jaxbench_requirement()
+    spec = text.strip()
+    if not spec or "'" in spec or "\n" in spec or spec.startswith("-"):
+        raise UsageError(
+            f"--jaxbench {text!r} is not a pip requirement; give e.g. 'jaxbench==0.1.0' or "
+            "'jaxbench @ git+https://github.com/OWNER/jaxbench@COMMIT'"
+        )
+    return sources.Requirement(spec, "--jaxbench", "file:" not in spec and not spec.startswith("/"))
+
+
+def _jax_versions(text: str | None, project: Project) -> tuple[tuple[str, ...], list[str]]:
+    """(the matrix, lines saying where each version came from)."""
+    served = sources.served_versions("jax")
+    if text is not None:
+        wanted = [v.strip() for v in text.split(",") if v.strip()]
+        if not wanted:
+            raise UsageError("--jax is empty; give versions like 0.9.2,0.10.2")
+        for version in wanted:
+            if not sources.VERSION.match(version):
+                raise UsageError(f"--jax: {version!r} is not a version; give e.g. 0.10.2")
+            if served is not None and version not in served:
+                raise UsageError(
+                    f"jax {version} is not served by the package index (newest: {served[0]}); "
+                    "choose versions from 'pip index versions jax'"
+                )
+        note = "given with --jax" + ("" if served else "; not checked: the index did not answer")
+        return tuple(dict.fromkeys(wanted)), [f"jax {', '.join(wanted)} ({note})"]
+    lines: list[str] = []
+    today = sources.installed_version("jax")
+    if today is not None:
+        lines.append(f"jax {today}: installed here, what {project.name} resolves to today")
+    else:
+        today = sources.resolve_with_pip(project.root, "jax")
+        if today is None:
+            raise UsageError(
+                f"cannot tell which jax {project.name} uses: jax is not installed here and "
+                "pip could not resolve the project; pass --jax VERSIONS (e.g. --jax 0.10.2)"
+            )
+        lines.append(f"jax {today}: what pip resolves for {project.name} today")
+    versions = [today]
+    if served is None:
+        lines.append(
+            "newest jax unknown: 'pip index versions jax' did not answer (offline?); "
+            "add one later in asv.conf.json or with --jax"
+        )
+    elif served[0] != today:
+        versions.append(served[0])
+        lines.append(f"jax {served[0]}: the newest the package index serves")
+    else:
+        lines.append(f"jax {today} is also the newest the package index serves")
+    return tuple(versions), lines
+
+
+def _existing_makefile(root: Path) -> Path | None:
+    return next((root / n for n in _MAKEFILES if (root / n).is_file()), None)
+
+
+def _ignored(root: Path, path: str) -> bool:
+    done = subprocess.run(
+        ["git", "-C", str(root), "check-ignore", "-q", f"{path}/env"],
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    return done.returncode == 0
+
+
+def _plan(args: argparse.Namespace) -> tuple[Project, Plan, list[str], list[str]]:
+    """(the project, the plan, lines describing the set-up, notes)."""
+    project = inspect_project(args.dir)
+    python = _python(args.python)
+    jaxbench = _jaxbench(args.jaxbench)
+    versions, jax_lines = _jax_versions(args.jax, project)
+    settings = Settings(
+        project=project,
+        python=python,
+        jax_versions=versions,
+        jaxbench=jaxbench,
+        asv=sources.pinned("asv"),
+        asv_runner=sources.pinned("asv_runner"),
+    )
+    makefile = _existing_makefile(project.root)
+    if makefile is not None:
+        ours = next(f for f in render(settings).files if f.path == MAKEFILE)
+        if makefile.name != MAKEFILE or makefile.read_text(encoding="utf-8") != ours.text:
+            settings = dataclasses.replace(settings, write_makefile=False)
+    plan = render(settings)
+    describe = [
+        f"{project.name} ({project.layout} layout, {project.backend}) at {project.root}",
+        f"python {python}; asv matrix: jax {', '.join(sorted(versions, key=sources.version_key))}",
+        *(f"  {line}" for line in jax_lines),
+        f"jaxbench in every environment and workflow: {jaxbench.spec} ({jaxbench.origin})",
+    ]
+    notes: list[str] = []
+    if not jaxbench.portable:
+        notes.append(
+            f"the workflows install jaxbench from {jaxbench.spec}, which exists only on this "
+            "machine; before pushing, run jaxbench init again with --jaxbench "
+            "'jaxbench @ git+https://github.com/OWNER/jaxbench@COMMIT' (or a released version)"
+        )
+    if not project.depends_on_jax:
+        notes.append(
+            f"{project.name} does not list jax among its dependencies; "
+            "the matrix installs it in every environment anyway"
+        )
+    missing = [p for p in (".asv", "html") if not _ignored(project.root, p)]
+    if missing:
+        notes.append(
+            "add to .gitignore: "
+            + " ".join(f"/{p}/" for p in missing)
+            + " (asv's environments and the published HTML; commit results/)"
+        )
+    return project, plan, describe, notes
+
+
+def _print_makefile_lines(plan: Plan, root: Path) -> None:
+    if not plan.makefile_lines:
+        return
+    makefile = _existing_makefile(root)
+    name = makefile.name if makefile else MAKEFILE
+    print(f"{name} exists: add these lines to it (jaxbench init never edits it):")
+    print()
+    for line in plan.makefile_lines.splitlines():
+        print(f"    {line}" if line else "")
+    print()
+
+
+def run(args: argparse.Namespace) -> int:
+    project, plan, describe, notes = _plan(args)
+    found = apply.survey(project.root, plan)
+    if found.conflicting:
+        names = ", ".join(f.path for f in found.conflicting)
+        raise UsageError(
+            f"{len(found.conflicting)} file(s) exist already and jaxbench init never "
+            f"overwrites: {names}; move them away and run it again "
+            "(--dry-run prints what it would write)"
+        )
+    if found.new and not args.dry_run:
+        apply.check_writable(project.root, found.new)
+    print(f"jaxbench init: {describe[0]}")
+    for line in describe[1:]:
+        print(f"  {line}")
+    makefile_done = not plan.makefile_lines or _makefile_has(project.root, plan)
+    if not found.new and makefile_done:
+        print(
+            f"nothing to do: all {len(found.same)} files jaxbench init writes are there, "
+            "unchanged; nothing was written"
+        )
+        return 0
+    if args.dry_run:
+        for planned in found.new:
+            lines = planned.text.count("\n")
+            print(f"--- would write {planned.path} ({lines} lines) ---")
+            print(planned.text, end="" if planned.text.endswith("\n") or not planned.text else "\n")
+        for planned in found.same:
+            print(f"--- {planned.path} is there already, unchanged ---")
+        _print_makefile_lines(plan, project.root)
+        for note in notes:
+            print(f"note: {note}")
+        print("dry run: nothing was written")
+        return 0
+    apply.write(project.root, found.new)
+    for planned in found.new:
+        print(f"  wrote {planned.path}")
+    for planned in found.same:
+        print(f"  kept {planned.path} (already as init writes it)")
+    if not makefile_done:
+        _print_makefile_lines(plan, project.root)
+    for note in notes:
+        print(f"note: {note}")
+    print("next:")
+    print("  make bench-check   every benchmark once at HEAD; the starter's reference check passes")
+    print("  make bench         asv run over the last 3 commits, jaxbench publish, regressions")
+    print("  then commit what init wrote (see BENCHMARKS.md) and open a pull request")
+    return 0
+
+
+def _makefile_has(root: Path, plan: Plan) -> bool:
+    """Whether an existing Makefile already holds the lines init would add."""
+    makefile = _existing_makefile(root)
+    if makefile is None:
+        return False
+    try:
+        text = makefile.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return plan.makefile_lines.strip() in text

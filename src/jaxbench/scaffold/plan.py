@@ -1,0 +1,121 @@
+"""The files ``jaxbench init`` writes, rendered from ``jaxbench/templates``.
+
+Pure: :func:`render` takes :class:`Settings` and returns a :class:`Plan`
+(paths and texts); it reads only the package's own templates. A template
+marks each value as ``@@NAME@@``; a value that goes into JSON or YAML is
+quoted as a JSON string (a valid YAML double-quoted scalar too).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from importlib import resources
+
+from jaxbench.scaffold.project import Project
+from jaxbench.scaffold.sources import Requirement, version_key
+
+__all__ = ["MAKEFILE", "Plan", "PlannedFile", "Settings", "render"]
+
+MAKEFILE = "Makefile"
+JAXBENCH_URL = "https://github.com/jaxbench/jaxbench"
+_PLACEHOLDER = re.compile(r"@@[A-Z_]+@@")
+
+#: Written path -> template, in the order they are written and listed.
+_TEMPLATES: tuple[tuple[str, str], ...] = (
+    ("asv.conf.json", "asv.conf.json.tmpl"),
+    ("benchmarks/__init__.py", ""),
+    ("benchmarks/starter.py", "starter.py.tmpl"),
+    (".github/workflows/benchmarks.yml", "workflows/benchmarks.yml.tmpl"),
+    (".github/workflows/pr-bench.yml", "workflows/pr-bench.yml.tmpl"),
+    (".github/workflows/pr-comment.yml", "workflows/pr-comment.yml.tmpl"),
+    (MAKEFILE, "Makefile.tmpl"),
+    ("BENCHMARKS.md", "BENCHMARKS.md.tmpl"),
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the rendered files depend on."""
+
+    project: Project
+    python: str
+    #: The jax matrix, oldest first; the last one is what pull requests measure.
+    jax_versions: tuple[str, ...]
+    jaxbench: Requirement
+    asv: str
+    asv_runner: str
+    #: False when the project has a Makefile of its own (print the lines instead).
+    write_makefile: bool = True
+
+
+@dataclass(frozen=True)
+class PlannedFile:
+    """One file to write, its path relative to the project root."""
+
+    path: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    files: tuple[PlannedFile, ...]
+    #: Lines to add to an existing Makefile, or "" when the Makefile is written.
+    makefile_lines: str
+
+
+def _template(name: str) -> str:
+    return resources.files("jaxbench").joinpath("templates", name).read_text(encoding="utf-8")
+
+
+def _fill(text: str, values: dict[str, str], name: str) -> str:
+    for key, value in values.items():
+        text = text.replace(f"@@{key}@@", value)
+    left = _PLACEHOLDER.findall(text)
+    if left:  # a template names a value this module does not know: a bug here
+        raise AssertionError(f"template {name}: unfilled {sorted(set(left))}")
+    return text
+
+
+def _words(versions: tuple[str, ...]) -> str:
+    return " and ".join(", ".join(versions).rsplit(", ", 1)) if versions else ""
+
+
+def _values(settings: Settings) -> dict[str, str]:
+    jaxbench = settings.jaxbench.spec
+    install = (
+        f"in-dir={{env_dir}} python -m pip install --no-deps '{jaxbench}' {settings.asv_runner}"
+    )
+    versions = tuple(sorted(set(settings.jax_versions), key=version_key))
+    return {
+        "PROJECT": settings.project.name,
+        "IMPORT": settings.project.import_name,
+        "PYTHON": settings.python,
+        "MAIN_BRANCH": settings.project.branch,
+        "JAX_MATRIX": json.dumps(list(versions)),
+        "JAX_MATRIX_WORDS": _words(versions),
+        "JAX_PR": versions[-1],
+        "JAXBENCH_INSTALL": json.dumps(install),
+        "JAXBENCH_INSTALL_WORDS": f"'{jaxbench}'",
+        "JAXBENCH_REQUIREMENT": json.dumps(jaxbench),
+        "ASV_REQUIREMENT": json.dumps(settings.asv),
+        "ASV_RUNNER_REQUIREMENT": json.dumps(settings.asv_runner),
+        "JAXBENCH_URL": JAXBENCH_URL,
+    }
+
+
+def render(settings: Settings) -> Plan:
+    """Every file ``jaxbench init`` writes for ``settings``."""
+    if not settings.jax_versions:
+        raise ValueError("at least one jax version is needed")
+    values = _values(settings)
+    files: list[PlannedFile] = []
+    makefile_lines = ""
+    for path, template in _TEMPLATES:
+        text = _fill(_template(template), values, template) if template else ""
+        if path == MAKEFILE and not settings.write_makefile:
+            makefile_lines = text
+            continue
+        files.append(PlannedFile(path, text))
+    return Plan(tuple(files), makefile_lines)

@@ -1,0 +1,160 @@
+"""Where the pieces of a benchmark environment come from.
+
+* jaxbench itself: the source the running jaxbench was installed from, read
+  from its PEP 610 ``direct_url.json`` (:func:`requirement_from_direct_url`):
+  a local directory or file becomes ``jaxbench @ file:///...``, a git
+  checkout ``jaxbench @ git+URL@COMMIT``, an archive ``jaxbench @ URL``, and an
+  install from the package index (no ``direct_url.json``) ``jaxbench==VERSION``;
+* asv and asv_runner: the versions installed here, pinned;
+* jax: the version installed here (:func:`installed_version`), else the one
+  pip resolves for the project (:func:`resolve_with_pip`), and the versions
+  the package index serves (:func:`served_versions`, ``pip index versions``).
+
+Nothing here imports jax: versions are read from package metadata.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "VERSION",
+    "Requirement",
+    "installed_version",
+    "jaxbench_requirement",
+    "pinned",
+    "requirement_from_direct_url",
+    "resolve_with_pip",
+    "served_versions",
+    "version_key",
+]
+
+#: A release version as jax numbers them (PEP 440 release segments, optional suffix).
+VERSION = re.compile(r"^\d+(\.\d+){1,3}([a-z]+\d*)?(\.post\d+)?(\.dev\d+)?$")
+
+_PIP_TIMEOUT = 180
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """A pip requirement and where it came from."""
+
+    #: What ``pip install`` takes, e.g. ``jaxbench @ git+https://...@abc``.
+    spec: str
+    #: How it was found, for people: "a local directory", "a git checkout" ...
+    origin: str
+    #: Whether a machine other than this one (a GitHub runner) can install it.
+    portable: bool
+
+
+def requirement_from_direct_url(name: str, version: str, direct_url: Any) -> Requirement:
+    """The requirement that installs ``name`` from where a PEP 610 record says it came.
+
+    ``direct_url`` is the parsed ``direct_url.json``, or None for an install
+    from the package index.
+    """
+    if not isinstance(direct_url, dict) or not isinstance(direct_url.get("url"), str):
+        return Requirement(f"{name}=={version}", "the package index", True)
+    url: str = direct_url["url"]
+    subdirectory = direct_url.get("subdirectory")
+    fragment = f"#subdirectory={subdirectory}" if isinstance(subdirectory, str) else ""
+    vcs = direct_url.get("vcs_info")
+    if isinstance(vcs, dict) and vcs.get("vcs") == "git":
+        commit = vcs.get("commit_id")
+        at = f"@{commit}" if isinstance(commit, str) and commit else ""
+        local = url.startswith("file:")
+        origin = "a local git checkout" if local else "a git repository"
+        return Requirement(f"{name} @ git+{url}{at}{fragment}", origin, not local)
+    if url.startswith("file:"):
+        kind = "a local directory" if "dir_info" in direct_url else "a local file"
+        return Requirement(f"{name} @ {url}{fragment}", kind, False)
+    return Requirement(f"{name} @ {url}{fragment}", "an archive URL", True)
+
+
+def jaxbench_requirement() -> Requirement:
+    """Where the running jaxbench was installed from."""
+    dist = importlib.metadata.distribution("jaxbench")
+    text = dist.read_text("direct_url.json")
+    try:
+        record = json.loads(text) if text else None
+    except ValueError:
+        record = None
+    return requirement_from_direct_url("jaxbench", dist.version, record)
+
+
+def installed_version(name: str) -> str | None:
+    """The version of ``name`` installed in this environment, or None."""
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def pinned(name: str) -> str:
+    """``name==VERSION`` as installed here, or just ``name`` when it is not."""
+    version = installed_version(name)
+    return f"{name}=={version}" if version else name
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    """Sort key of a release version: its leading numbers."""
+    numbers = re.match(r"^[\d.]+", version)
+    parts = (numbers.group(0) if numbers else "0").strip(".").split(".")
+    return tuple(int(p) for p in parts if p)
+
+
+def _pip(*args: str) -> subprocess.CompletedProcess[str] | None:
+    try:
+        return subprocess.run(
+            [sys.executable, "-m", "pip", *args],
+            capture_output=True,
+            text=True,
+            timeout=_PIP_TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+def served_versions(name: str = "jax") -> tuple[str, ...] | None:
+    """The versions the package index serves, newest first; None when pip cannot say."""
+    done = _pip("index", "versions", name)
+    if done is None or done.returncode != 0:
+        return None
+    for line in done.stdout.splitlines():
+        if line.startswith("Available versions:"):
+            versions = [v.strip() for v in line.split(":", 1)[1].split(",") if v.strip()]
+            return tuple(versions) or None
+    return None
+
+
+def resolve_with_pip(project_root: Path, name: str = "jax") -> str | None:
+    """The version of ``name`` pip would install with the project today, or None."""
+    done = _pip(
+        "install",
+        "--dry-run",
+        "--quiet",
+        "--ignore-installed",
+        "--report",
+        "-",
+        str(project_root),
+    )
+    if done is None or done.returncode != 0:
+        return None
+    try:
+        report = json.loads(done.stdout)
+    except ValueError:
+        return None
+    for item in report.get("install", []):
+        metadata = item.get("metadata", {})
+        if str(metadata.get("name", "")).lower() == name:
+            version = metadata.get("version")
+            return str(version) if version else None
+    return None

@@ -1,0 +1,374 @@
+"""End to end: ``jaxbench init`` in a throw-away JAX package, then real asv and jaxbench.
+
+One module fixture (:func:`adopted`) makes ``tinyjax`` (``tests/init_repo.py``:
+src/ layout, setuptools, numpy and jax; c1 as is, c2 more work, c3 a no-op),
+runs ``jaxbench init --jax 0.10.2``, adds a suite for ``tinyjax.layer`` as the
+README says, and runs the real ``asv run --record-samples`` over the three
+commits (the package's suite; one virtualenv, ~1 min, paid once) and the
+written ``make bench-check`` (every benchmark once at HEAD, the starter
+included, nothing saved). Nothing init wrote is edited. The tests then use
+``jaxbench compare``, ``regressions``, ``ab`` and ``publish`` on what asv
+recorded, and open the published site in headless Chromium.
+
+A second package (``flatjax``: flat layout, hatchling) gets its own
+``jaxbench init`` and a quick ``asv run`` that builds, installs and runs the
+starter's warm time once.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import re
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from asv.results import Results
+
+from e2e_repo import ASV_BIN, MACHINE, asv, asv_environ
+from init_repo import LAYER_SUITE, Repo, make_flat_package, make_src_package
+from test_workflows import run_actionlint, run_zizmor
+
+pytestmark = pytest.mark.e2e
+
+JAX = "0.10.2"
+ENV_NAME = f"virtualenv-py{sys.version_info.major}.{sys.version_info.minor}-jax{JAX}"
+LAYER = "layer.Layer"
+FIGURES = "layer.LayerFigures"
+PARAMS = [["64"]]
+RUN_TIMEOUT = 1200
+
+
+@dataclass(frozen=True)
+class Adopted:
+    repo: Repo
+    init_output: str
+    asv_output: str
+    check_output: str
+
+    @property
+    def root(self) -> Path:
+        return self.repo.root
+
+    def value(self, index: int, benchmark: str) -> float | None:
+        path = self.root / "results" / MACHINE / f"{self.repo.commits[index][:8]}-{ENV_NAME}.json"
+        values = Results.load(str(path)).get_result_value(benchmark, PARAMS)
+        value: float | None = values[0]
+        return value
+
+
+def jaxbench(cwd: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """The installed ``jaxbench`` command, as a user runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "jaxbench", *args],
+        cwd=cwd,
+        env=asv_environ(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def make(cwd: Path, target: str, timeout: float) -> subprocess.CompletedProcess[str]:
+    bin_dir = Path(sys.executable).parent
+    return subprocess.run(
+        [
+            "make",
+            target,
+            f"ASV={ASV_BIN}",
+            f"JAXBENCH={bin_dir / 'jaxbench'}",
+            f"BENCH_MACHINE={MACHINE}",
+        ],
+        cwd=cwd,
+        env=asv_environ(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def adopted(tmp_path_factory: pytest.TempPathFactory) -> Adopted:
+    repo = make_src_package(tmp_path_factory.mktemp("adopt") / "tinyjax")
+    done = jaxbench(repo.root, "init", "--jax", JAX)
+    assert done.returncode == 0, done.stdout + done.stderr
+    # the package's own suite, as the README's "Adopt jaxbench" section says
+    (repo.root / "benchmarks" / "layer.py").write_text(LAYER_SUITE, encoding="utf-8")
+    hashes = repo.root / ".asv" / "hashes.txt"
+    hashes.parent.mkdir()
+    # oldest first: asv measures in this order, so c3 stays installed at the end
+    hashes.write_text("\n".join(repo.commits) + "\n", encoding="utf-8")
+    asv(repo.root, ["machine", "--yes", "--machine", MACHINE], timeout=120)
+    run = asv(
+        repo.root,
+        [
+            "run",
+            "--machine",
+            MACHINE,
+            "--record-samples",
+            "--show-stderr",
+            "-b",
+            "^layer",
+            f"HASHFILE:{hashes}",
+        ],
+        timeout=RUN_TIMEOUT,
+    )
+    check = make(repo.root, "bench-check", timeout=RUN_TIMEOUT)
+    assert check.returncode == 0, check.stdout[-6000:] + check.stderr[-3000:]
+    return Adopted(repo, done.stdout, run.stdout + run.stderr, check.stdout + check.stderr)
+
+
+def compare(adopted: Adopted, base: int, head: int, *options: str) -> tuple[int, dict[str, Any]]:
+    done = jaxbench(
+        adopted.root,
+        "compare",
+        adopted.repo.commits[base][:10],
+        adopted.repo.commits[head][:10],
+        "--format",
+        "json",
+        *options,
+    )
+    assert done.returncode in (0, 1), done.stderr
+    return done.returncode, json.loads(done.stdout)
+
+
+def rows(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {row["benchmark"]: row for row in document["rows"]}
+
+
+# --- what init wrote, and asv's use of it ----------------------------------------------
+
+
+def test_init_said_what_it_wrote(adopted: Adopted) -> None:
+    out = adopted.init_output
+    assert "jaxbench init: tinyjax (src layout, setuptools.build_meta)" in out
+    assert "wrote asv.conf.json" in out
+    assert "wrote benchmarks/starter.py" in out
+    assert "make bench-check" in out
+
+
+def test_asv_built_and_installed_every_commit_with_its_dependencies(adopted: Adopted) -> None:
+    for index, commit in enumerate(adopted.repo.commits):
+        assert f"commit {commit[:8]}" in adopted.asv_output
+        for name in (f"{LAYER}.time_warm", f"{FIGURES}.track_work_flops"):
+            value = adopted.value(index, name)
+            assert value is not None, (index, name, adopted.asv_output[-4000:])
+            assert value > 0
+    assert "Found multiple wheels" not in adopted.asv_output
+    python = next((adopted.root / ".asv" / "env").glob("*/bin/python"))
+    listed = subprocess.run(
+        [str(python), "-m", "pip", "list", "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    installed = {p["name"].lower(): p["version"] for p in json.loads(listed.stdout)}
+    assert installed["jax"] == JAX
+    assert installed["tinyjax"] == "0.1.0"
+    assert "numpy" in installed
+    assert "jaxbench" in installed
+    assert "asv" not in installed  # jaxbench's analysing half and its dependencies stay out
+
+
+def test_the_starter_passes_its_reference_check_in_bench_check(adopted: Adopted) -> None:
+    out = adopted.check_output
+    for name in (
+        "starter.Starter.time_warm",
+        "starter.StarterFigures.track_max_abs_error",
+        "starter.StarterFigures.track_tolerance_used",
+        "layer.Layer.time_warm",
+    ):
+        assert re.search(rf"{re.escape(name)}\s+ok\s*$", out, re.MULTILINE), out[-4000:]
+    assert not re.search(r"\sfailed\s*$", out, re.MULTILINE), out[-4000:]
+
+
+def test_the_extra_work_is_in_the_flops(adopted: Adopted) -> None:
+    flops = [adopted.value(i, f"{FIGURES}.track_work_flops") for i in range(3)]
+    assert flops[1] > 100 * flops[0]  # type: ignore[operator]
+    assert flops[2] == flops[1]
+
+
+# --- jaxbench on the recorded history ----------------------------------------------------
+
+
+def test_compare_flags_the_commit_that_does_more_work(adopted: Adopted) -> None:
+    status, document = compare(adopted, 0, 1)
+    assert status == 1
+    flops = rows(document)[f"{FIGURES}.track_work_flops"]
+    assert flops["verdict"] == "regression"
+    assert flops["category"] == "work"
+
+
+def test_compare_of_the_no_op_commit_flags_nothing(adopted: Adopted) -> None:
+    # Warm and compile times of one process per side swing on a busy machine;
+    # the exact figures (work, accuracy) and failures decide here.
+    status, document = compare(adopted, 1, 2, "--fail-on", "work,accuracy,failed")
+    assert status == 0, document["summary"]
+    for name, row in rows(document).items():
+        if row["category"] in ("work", "accuracy"):
+            assert row["verdict"] == "unchanged", (name, row)
+
+
+def test_regressions_names_the_commit_that_does_more_work(adopted: Adopted) -> None:
+    done = jaxbench(adopted.root, "regressions", "--all", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)["regressions"]
+    work = {r["benchmark"] for r in found if r["bad_commit"] == adopted.repo.commits[1]}
+    assert f"{FIGURES}.track_work_flops" in work
+    # c3 changed nothing the compiler sees (its times may drift on a busy machine)
+    c3 = adopted.repo.commits[2]
+    assert not [r for r in found if r["bad_commit"] == c3 and r["kind"] in ("work", "accuracy")]
+
+
+def test_ab_times_the_no_op_side_by_side(adopted: Adopted) -> None:
+    # c2 and c3 are the same code, and c3 is what the asv environment holds:
+    # its Python serves both sides honestly.
+    python = str(next((adopted.root / ".asv" / "env").glob("*/bin/python")))
+    c2, c3 = adopted.repo.commits[1], adopted.repo.commits[2]
+    done = jaxbench(
+        adopted.root,
+        "ab",
+        "--base-commit",
+        c2,
+        "--head-commit",
+        c3,
+        "--base-python",
+        python,
+        "--head-python",
+        python,
+        "-b",
+        r"^layer\.Layer\.time_warm$",
+        "--rounds",
+        "8",
+        "--per-round",
+        "20",
+        "--machine",
+        MACHINE,
+        "--env",
+        ENV_NAME,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    status, document = compare(adopted, 1, 2, "--paired", "20", "--fail-on", "work,failed")
+    assert status == 0
+    warm = rows(document)[f"{LAYER}.time_warm"]
+    assert "paired" in warm["reason"], warm
+
+
+# --- publish, in a real browser --------------------------------------------------------
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def site(adopted: Adopted) -> Iterator[str]:
+    done = jaxbench(adopted.root, "publish")
+    assert done.returncode == 0, done.stdout + done.stderr
+    handler = functools.partial(_QuietHandler, directory=str(adopted.root / "html"))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+@pytest.mark.browser
+def test_publish_renders_in_headless_chromium(adopted: Adopted, site: str) -> None:
+    from test_browser import CHROMIUM, CHROMIUM_ARGS
+
+    if not CHROMIUM.exists():
+        pytest.skip("no /usr/bin/chromium: install it with 'apt-get install -y chromium'")
+    from playwright.sync_api import sync_playwright
+
+    errors: list[str] = []
+    blocked: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            tab = browser.new_page()
+
+            def route(request_route: Any) -> None:
+                if request_route.request.url.startswith(site):
+                    request_route.continue_()
+                else:
+                    blocked.append(request_route.request.url)
+                    request_route.abort()
+
+            tab.route("**/*", route)
+            tab.on("pageerror", lambda exc: errors.append(str(exc)))
+            tab.goto(site + "index.html", wait_until="networkidle")
+            tab.wait_for_selector("#summarygrid-display .benchmark-container")
+            boxes = tab.locator("#summarygrid-display .benchmark-container").count()
+            assert boxes >= 2
+            tab.goto(site + "jaxbench/regressions.html", wait_until="networkidle")
+            text = tab.locator("body").inner_text()
+            assert adopted.repo.commits[1][:8] in text
+            assert "track_work_flops" in text
+        finally:
+            browser.close()
+    assert errors == []
+    assert blocked == []
+
+
+def test_the_written_workflows_pass_actionlint_and_zizmor(adopted: Adopted) -> None:
+    workflows = adopted.root / ".github" / "workflows"
+    linted = run_actionlint(workflows)
+    assert linted.returncode == 0, linted.stdout + linted.stderr
+    audited = run_zizmor(workflows)
+    assert audited.returncode == 0, audited.stdout + audited.stderr
+    assert json.loads(audited.stdout) == []
+
+
+# --- a flat layout with another build backend -----------------------------------------------
+
+
+def test_a_flat_hatchling_package_builds_installs_and_runs(tmp_path: Path) -> None:
+    repo = make_flat_package(tmp_path / "flatjax")
+    done = jaxbench(repo.root, "init", "--jax", JAX)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "flatjax (flat layout, hatchling.build)" in done.stdout
+    asv(repo.root, ["machine", "--yes", "--machine", MACHINE], timeout=120)
+    run = asv(
+        repo.root,
+        [
+            "run",
+            "--quick",
+            "--dry-run",
+            "--show-stderr",
+            "--machine",
+            MACHINE,
+            "-b",
+            r"starter\.Starter\.time_warm",
+            "HEAD^!",
+        ],
+        timeout=RUN_TIMEOUT,
+    )
+    out = run.stdout + run.stderr
+    assert f"Installing {repo.commits[0][:8]}" in out, out[-4000:]
+    assert re.search(r"starter\.Starter\.time_warm\s+ok\s*$", out, re.MULTILINE), out[-4000:]
+
+
+def test_pip_resolves_the_jax_a_project_would_get(tmp_path: Path) -> None:
+    """Where jax is not installed, init asks pip what the project resolves to."""
+    from jaxbench.scaffold import sources
+
+    root = make_src_package(tmp_path / "tinyjax").root
+    served = sources.served_versions("jax")
+    assert served is not None
+    # tinyjax asks for jax>=0.4.30: pip picks the newest the index serves
+    assert sources.resolve_with_pip(root, "jax") == served[0]

@@ -1,0 +1,467 @@
+"""``jaxbench init``: what it writes, that it never overwrites, and its bad input.
+
+Real git repositories of tiny JAX packages (``tests/init_repo.py``), the real
+``pip index versions jax`` of this machine's index, real actionlint and zizmor
+on the written workflows, and the written starter run with real jax. The
+asv runs over the written configuration are in ``tests/test_e2e_init.py``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from init_repo import make_flat_package, make_src_package
+from jaxbench.analyse.detect import read_asv_conf
+from jaxbench.cli import main
+from jaxbench.scaffold import sources
+from jaxbench.scaffold.plan import Settings, render
+from jaxbench.scaffold.project import inspect_project
+from test_workflows import REPO, load, run_actionlint, run_zizmor
+
+WRITTEN = [
+    "asv.conf.json",
+    "benchmarks/__init__.py",
+    "benchmarks/starter.py",
+    ".github/workflows/benchmarks.yml",
+    ".github/workflows/pr-bench.yml",
+    ".github/workflows/pr-comment.yml",
+    "Makefile",
+    "BENCHMARKS.md",
+]
+JAX = "0.10.2"
+
+
+def init(*args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    status = main(["init", *args])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    """Every file under root but .git, with its bytes."""
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".git" not in p.relative_to(root).parts
+    }
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_src_package(tmp_path / "tinyjax").root
+
+
+def assert_one_line_error(status: int, out: str, err: str, *needles: str) -> None:
+    assert status == 2, out + err
+    assert out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("jaxbench: error: ")
+    assert "Traceback" not in err
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+
+
+# --- what it writes ------------------------------------------------------------------
+
+
+def test_init_writes_every_file_and_a_working_asv_conf(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, err = init(str(repo), "--jax", JAX, capsys=capsys)
+    assert status == 0, err
+    for path in WRITTEN:
+        assert (repo / path).is_file(), path
+        assert f"wrote {path}" in out
+    conf = read_asv_conf(repo / "asv.conf.json")
+    assert conf["project"] == "tinyjax"
+    assert conf["repo"] == "."
+    assert conf["environment_type"] == "virtualenv"
+    assert conf["pythons"] == [f"{sys.version_info.major}.{sys.version_info.minor}"]
+    assert conf["matrix"] == {"req": {"jax": [JAX]}}
+    assert conf["results_dir"] == "results"
+    assert conf["html_dir"] == "html"
+    assert conf["build_command"] == [
+        "python -m pip wheel --no-deps -w {build_cache_dir} {build_dir}"
+    ]
+    # the project with its dependencies; jaxbench from where this one came from
+    install = conf["install_command"]
+    assert isinstance(install, list)
+    assert install[0] == "in-dir={env_dir} python -m pip install {wheel_file}"
+    assert f"'jaxbench @ file://{REPO}'" in install[1]
+    assert f"asv_runner=={sources.installed_version('asv_runner')}" in install[1]
+    # the same thresholds as this project's own configuration
+    ours = read_asv_conf(REPO / "asv.conf.json")
+    assert conf["regressions_thresholds"] == ours["regressions_thresholds"]
+    # asv's own reader accepts it, and names the environment as the tests expect
+    from asv.config import Config
+    from asv.environment import get_environments
+
+    loaded = Config.load(str(repo / "asv.conf.json"))
+    names = [env.name for env in get_environments(loaded, None, verbose=False)]
+    python = f"{sys.version_info.major}.{sys.version_info.minor}"
+    assert names == [f"virtualenv-py{python}-jax{JAX}"]
+
+
+def test_the_jaxbench_source_follows_its_direct_url_record() -> None:
+    req = sources.requirement_from_direct_url
+    assert req("jaxbench", "0.1.0", None).spec == "jaxbench==0.1.0"
+    assert req("jaxbench", "0.1.0", None).portable
+    local = req("jaxbench", "0.1.0", {"url": "file:///src/jb", "dir_info": {"editable": True}})
+    assert local.spec == "jaxbench @ file:///src/jb"
+    assert not local.portable
+    git = req(
+        "jaxbench",
+        "0.1.0",
+        {
+            "url": "https://github.com/o/jaxbench",
+            "vcs_info": {"vcs": "git", "commit_id": "ab" * 20, "requested_revision": "main"},
+        },
+    )
+    assert git.spec == f"jaxbench @ git+https://github.com/o/jaxbench@{'ab' * 20}"
+    assert git.portable
+    archive = req("jaxbench", "0.1.0", {"url": "https://x.invalid/jb.tar.gz", "archive_info": {}})
+    assert archive.spec == "jaxbench @ https://x.invalid/jb.tar.gz"
+    sub = req(
+        "jaxbench",
+        "0.1.0",
+        {
+            "url": "https://g.invalid/r",
+            "vcs_info": {"vcs": "git", "commit_id": "c"},
+            "subdirectory": "py",
+        },
+    )
+    assert sub.spec == "jaxbench @ git+https://g.invalid/r@c#subdirectory=py"
+    # this test session's jaxbench: the editable install of this checkout
+    assert sources.jaxbench_requirement().spec == f"jaxbench @ file://{REPO}"
+
+
+def test_the_default_matrix_is_the_installed_jax_and_the_newest_served(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, err = init(str(repo), "--dry-run", capsys=capsys)
+    assert status == 0, err
+    installed = sources.installed_version("jax")
+    served = sources.served_versions("jax")
+    assert installed is not None
+    assert served is not None
+    expected = sorted({installed, served[0]}, key=sources.version_key)
+    assert f"asv matrix: jax {', '.join(expected)}" in out
+    assert f"jax {installed}: installed here" in out
+    assert json.dumps(expected) in out  # the asv.conf.json it would write
+
+
+def test_the_starter_passes_its_reference_check_with_real_jax(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert init(str(repo), "--jax", JAX, capsys=capsys)[0] == 0
+    spec = importlib.util.spec_from_file_location("starter", repo / "benchmarks" / "starter.py")
+    assert spec is not None
+    assert spec.loader is not None
+    starter = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(starter)
+    import jax
+
+    from jaxbench.errors import ReferenceMismatch
+    from jaxbench.measure import reference
+
+    workload = starter.starter_workload(256)
+    x, w = workload.host_inputs()
+    output = jax.block_until_ready(jax.jit(workload.fn)(x, w))
+    accuracy = reference.measure(
+        workload.label,
+        output,
+        workload.reference(x, w),
+        atol=workload.atol,
+        rtol=workload.rtol,
+        dtype=workload.dtype,
+    )
+    assert accuracy.tolerance_used < 1
+    # the check can fail: a wrong answer is refused
+    with pytest.raises(ReferenceMismatch):
+        reference.check(
+            workload.label,
+            output * 1.01,
+            workload.reference(x, w),
+            atol=workload.atol,
+            rtol=workload.rtol,
+            dtype=workload.dtype,
+        )
+    assert {"Starter", "StarterFigures"} <= set(vars(starter))
+
+
+def test_the_written_python_passes_ruff(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert init(str(repo), "--jax", JAX, capsys=capsys)[0] == 0
+    ruff = Path(sys.executable).parent / "ruff"
+    done = subprocess.run(
+        [str(ruff), "check", "--no-cache", "--isolated", "--select", "E,F,W,I,B,UP", "benchmarks"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_written_workflows_pass_actionlint_and_zizmor(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert init(str(repo), "--jax", JAX, "--jaxbench", "jaxbench==0.1.0", capsys=capsys)[0] == 0
+    workflows = repo / ".github" / "workflows"
+    linted = run_actionlint(workflows)
+    assert linted.returncode == 0, linted.stdout + linted.stderr
+    assert "3 file(s), 0 finding(s)" in linted.stdout
+    audited = run_zizmor(workflows)
+    assert audited.returncode == 0, audited.stdout + audited.stderr
+    assert json.loads(audited.stdout) == []
+
+
+def test_the_written_workflows_are_hardened_like_ours(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert init(str(repo), "--jax", JAX, "--jaxbench", "jaxbench==0.1.0", capsys=capsys)[0] == 0
+    workflows = {p.name: load(p) for p in (repo / ".github" / "workflows").glob("*.yml")}
+    assert set(workflows) == {"benchmarks.yml", "pr-bench.yml", "pr-comment.yml"}
+    writes = {}
+    for name, flow in workflows.items():
+        assert set(flow["permissions"].values()) <= {"read", "none"}, name
+        for job_name, job in flow["jobs"].items():
+            granted = {k for k, v in job["permissions"].items() if v == "write"}
+            if granted:
+                writes[(name, job_name)] = granted
+            for step in job.get("steps", []):
+                assert "${{" not in step.get("run", ""), (name, step.get("name"))
+                if str(step.get("uses", "")).startswith("actions/checkout@"):
+                    assert step["with"]["persist-credentials"] is False
+    assert writes == {
+        ("benchmarks.yml", "commit-results"): {"contents"},
+        ("benchmarks.yml", "deploy"): {"pages", "id-token"},
+        ("pr-comment.yml", "comment"): {"pull-requests"},
+    }
+    # the same pinned actions as this repository's workflows
+    pins = set()
+    for path in (REPO / ".github" / "workflows").glob("*.yml"):
+        pins |= set(re.findall(r"uses:\s*(\S+@[0-9a-f]{40})", path.read_text()))
+    for path in (repo / ".github" / "workflows").glob("*.yml"):
+        assert set(re.findall(r"uses:\s*(\S+@\S+)", path.read_text())) <= pins, path.name
+    review = workflows["pr-bench.yml"]["jobs"]["review"]
+    assert review["env"]["JAX_VERSION"] == JAX
+    assert review["env"]["JAXBENCH_REQUIREMENT"] == "jaxbench==0.1.0"
+    assert workflows["benchmarks.yml"]["on"]["push"]["branches"] == ["main"]
+    comment = workflows["pr-comment.yml"]["on"]["workflow_run"]["workflows"]
+    assert comment == [workflows["pr-bench.yml"]["name"]]
+
+
+def test_the_main_workflow_follows_the_checked_out_branch(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    flat = make_flat_package(tmp_path / "flatjax").root
+    assert init(str(flat), "--jax", JAX, capsys=capsys)[0] == 0
+    flow = load(flat / ".github" / "workflows" / "benchmarks.yml")
+    assert flow["on"]["push"]["branches"] == ["trunk"]
+
+
+def test_a_flat_hatchling_project_is_found(tmp_path: Path) -> None:
+    flat = make_flat_package(tmp_path / "flatjax").root
+    project = inspect_project(flat)
+    assert (project.name, project.import_name, project.layout) == ("flatjax", "flatjax", "flat")
+    assert project.backend == "hatchling.build"
+    assert project.depends_on_jax
+    src = make_src_package(tmp_path / "tinyjax").root
+    project = inspect_project(src)
+    assert (project.name, project.import_name, project.layout) == ("tinyjax", "tinyjax", "src")
+    assert project.backend == "setuptools.build_meta"
+
+
+def test_a_poetry_project_is_found(tmp_path: Path) -> None:
+    root = make_flat_package(tmp_path / "poetryjax").root
+    (root / "pyproject.toml").write_text(
+        '[tool.poetry]\nname = "flatjax"\nversion = "0.1.0"\n\n'
+        '[tool.poetry.dependencies]\npython = "^3.11"\njax = "^0.10"\n\n'
+        '[build-system]\nrequires = ["poetry-core"]\nbuild-backend = "poetry.core.masonry.api"\n',
+        encoding="utf-8",
+    )
+    project = inspect_project(root)
+    assert project.name == "flatjax"
+    assert project.backend == "poetry.core.masonry.api"
+    assert project.depends_on_jax
+
+
+# --- never overwrite, dry run, idempotent ----------------------------------------------
+
+
+def test_a_second_run_with_nothing_changed_writes_nothing_and_says_so(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert init(str(repo), "--jax", JAX, capsys=capsys)[0] == 0
+    before = snapshot(repo)
+    status, out, err = init(str(repo), "--jax", JAX, capsys=capsys)
+    assert status == 0, err
+    assert "nothing to do" in out
+    assert "wrote" not in out
+    assert snapshot(repo) == before
+
+
+def test_dry_run_prints_every_file_and_writes_nothing(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = snapshot(repo)
+    status, out, err = init(str(repo), "--jax", JAX, "--dry-run", capsys=capsys)
+    assert status == 0, err
+    for path in WRITTEN:
+        assert f"--- would write {path} (" in out
+    assert '"project": "tinyjax"' in out
+    assert "dry run: nothing was written" in out
+    assert snapshot(repo) == before
+
+
+def test_existing_files_are_named_and_nothing_is_written(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (repo / "asv.conf.json").write_text("{}\n", encoding="utf-8")
+    (repo / "BENCHMARKS.md").write_text("# ours\n", encoding="utf-8")
+    before = snapshot(repo)
+    status, out, err = init(str(repo), "--jax", JAX, capsys=capsys)
+    assert_one_line_error(
+        status, out, err, "2 file(s) exist", "asv.conf.json, BENCHMARKS.md", "never overwrites"
+    )
+    assert snapshot(repo) == before
+
+
+def test_an_existing_makefile_gets_the_lines_printed_not_edited(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (repo / "Makefile").write_text("test:\n\tpytest\n", encoding="utf-8")
+    status, out, err = init(str(repo), "--jax", JAX, capsys=capsys)
+    assert status == 0, err
+    assert (repo / "Makefile").read_text(encoding="utf-8") == "test:\n\tpytest\n"
+    assert "Makefile exists: add these lines to it" in out
+    assert "    bench-check:" in out
+    assert "wrote Makefile" not in out
+    # once the lines are in, a second run has nothing to do
+    block = out.split("add these lines to it (jaxbench init never edits it):\n\n", 1)[1]
+    lines = block.split("\n\n", 1)[0] if "\n\nnote:" not in block else block.split("\n\nnote:")[0]
+    added = "\n".join(line[4:] for line in lines.splitlines())
+    with (repo / "Makefile").open("a", encoding="utf-8") as makefile:
+        makefile.write("\n" + added + "\n")
+    status, out, _ = init(str(repo), "--jax", JAX, capsys=capsys)
+    assert status == 0
+    assert "nothing to do" in out
+
+
+# --- bad input: one line, exit 2, nothing written ---------------------------------------
+
+
+def test_not_a_git_repository(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n', encoding="utf-8")
+    before = snapshot(tmp_path)
+    status, out, err = init(str(tmp_path), capsys=capsys)
+    assert_one_line_error(status, out, err, "is not a git repository", "git init")
+    assert snapshot(tmp_path) == before
+
+
+def test_a_missing_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = init(str(tmp_path / "nowhere"), capsys=capsys)
+    assert_one_line_error(status, out, err, "does not exist")
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_no_python_project(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from e2e_repo import git
+
+    (tmp_path / "README.md").write_text("hello\n", encoding="utf-8")
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-q", "-m", "readme")
+    before = snapshot(tmp_path)
+    status, out, err = init(str(tmp_path), capsys=capsys)
+    assert_one_line_error(status, out, err, "no Python project found", "pyproject.toml")
+    assert snapshot(tmp_path) == before
+
+
+def test_a_repository_without_commits(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from e2e_repo import git
+
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n', encoding="utf-8")
+    git(tmp_path, "init", "-q")
+    status, out, err = init(str(tmp_path), capsys=capsys)
+    assert_one_line_error(status, out, err, "no commit yet")
+
+
+def test_a_subdirectory_of_the_repository(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = init(str(repo / "src"), capsys=capsys)
+    assert_one_line_error(status, out, err, "not its top", f"jaxbench init {repo}")
+
+
+def test_an_unknown_jax_version(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    before = snapshot(repo)
+    status, out, err = init(str(repo), "--jax", f"{JAX},9.9.9", capsys=capsys)
+    assert_one_line_error(status, out, err, "jax 9.9.9 is not served", "pip index versions jax")
+    assert snapshot(repo) == before
+    status, out, err = init(str(repo), "--jax", "latest", capsys=capsys)
+    assert_one_line_error(status, out, err, "'latest' is not a version")
+    assert snapshot(repo) == before
+
+
+def test_a_python_that_is_not_there(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = init(str(repo), "--jax", JAX, "--python", "3.99", capsys=capsys)
+    assert_one_line_error(status, out, err, "no python3.99 on PATH")
+    status, out, err = init(str(repo), "--jax", JAX, "--python", "three", capsys=capsys)
+    assert_one_line_error(status, out, err, "not a Python version")
+
+
+def test_a_file_in_the_way_of_a_directory(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (repo / ".github").write_text("not a directory\n", encoding="utf-8")
+    before = snapshot(repo)
+    status, out, err = init(str(repo), "--jax", JAX, capsys=capsys)
+    assert_one_line_error(status, out, err, "is a file, not a directory", "move it away")
+    assert snapshot(repo) == before
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only directory anyway")
+def test_an_unwritable_directory(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    before = snapshot(repo)
+    repo.chmod(0o555)
+    try:
+        status, out, err = init(str(repo), "--jax", JAX, capsys=capsys)
+    finally:
+        repo.chmod(0o755)
+    assert_one_line_error(status, out, err, "cannot write in", "make it writable")
+    assert snapshot(repo) == before
+
+
+def test_a_failed_write_removes_what_it_wrote(repo: Path) -> None:
+    """A write that fails half-way (here: a file where a directory must go, made
+    after the checks) leaves nothing of this run behind."""
+    from jaxbench.errors import UsageError
+    from jaxbench.scaffold import apply
+
+    plan = render(
+        Settings(
+            project=inspect_project(repo),
+            python="3.11",
+            jax_versions=(JAX,),
+            jaxbench=sources.Requirement("jaxbench==0.1.0", "test", True),
+            asv="asv==0.6.6",
+            asv_runner="asv_runner==0.3.2",
+        )
+    )
+    (repo / ".github").write_text("in the way\n", encoding="utf-8")
+    before = snapshot(repo)
+    with pytest.raises(UsageError, match="cannot write"):
+        apply.write(repo, plan.files)
+    assert snapshot(repo) == before
+    assert not (repo / "benchmarks").exists()
+
+
+def test_a_bad_jaxbench_requirement(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = init(str(repo), "--jax", JAX, "--jaxbench", "x'; rm -rf /", capsys=capsys)
+    assert_one_line_error(status, out, err, "is not a pip requirement")
