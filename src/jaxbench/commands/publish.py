@@ -2,9 +2,10 @@
 
 Steps:
 
-1. Read the results (:func:`jaxbench.store.results.load_history`) and find the
-   regressions (:func:`jaxbench.analyse.detect.find_regressions`, with the
-   ``regressions_thresholds`` of ``asv.conf.json``) first, so bad results stop
+1. Scan the results (:func:`jaxbench.store.series_table.load_series_table`,
+   through the scan cache beside them, and :func:`jaxbench.analyse.detect.scan`,
+   with the ``regressions_thresholds`` of ``asv.conf.json``: the same scan and
+   cache as ``jaxbench regressions``) first, so bad results stop
    the command before anything is written. A result file with an infinite
    value is refused here: asv 0.6.6's ``asv publish`` hangs on one (its step
    detection pool never returns).
@@ -272,9 +273,10 @@ def publish(
     config: Path, *, html_dir: Path | None = None, results_dir: Path | None = None
 ) -> PublishOutcome:
     """Publish the history of ``config``'s results into its html dir (see module doc)."""
-    from jaxbench.analyse.detect import find_regressions, read_asv_conf, thresholds_from_asv_conf
+    from jaxbench.analyse.detect import read_asv_conf, scan, thresholds_from_asv_conf
+    from jaxbench.analyse.events import group_events
     from jaxbench.render import html
-    from jaxbench.store.results import load_history
+    from jaxbench.store.series_table import load_series_table, save_fits
 
     config = Path(config)
     if not config.is_file():
@@ -290,7 +292,7 @@ def publish(
     _check_html_dir(target, [results, config.resolve(), conf_dir])
     check_repo(conf, conf_dir, config)
 
-    history = load_history(results)
+    history = load_series_table(results)
     if history.infinite_files:
         first = history.infinite_files[0]
         raise ResultsError(
@@ -298,16 +300,20 @@ def publish(
             "on which asv publish's step detection never finishes; delete those files or "
             "re-run 'asv run' for those commits"
         )
-    regressions = find_regressions(history, thresholds=thresholds_from_asv_conf(config))
+    found, fits = scan(history, thresholds=thresholds_from_asv_conf(config))
+    save_fits(history, fits)
+    regressions = found.regressions
     hash_length = conf.get("hash_length", 8)
     page = html.render_regressions_page(
         regressions,
-        html.summarize(history),
+        html.summarize_table(history),
         env_params=read_env_params(results),
         param_names=read_param_names(results / "benchmarks.json"),
         project=str(conf.get("project", "project")),
         hash_length=hash_length if isinstance(hash_length, int) else 8,
         warnings=history.warnings,
+        events=group_events(regressions, found.series_at),
+        machine_changes=found.machine_changes,
     )
 
     try:

@@ -30,7 +30,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,7 +38,9 @@ from typing import Any
 from jaxbench.errors import ResultsError
 
 __all__ = [
+    "FINGERPRINT_KEY",
     "RESULTS_FORMAT",
+    "FileScan",
     "History",
     "Point",
     "SeriesKey",
@@ -46,6 +48,7 @@ __all__ = [
     "load_history",
     "load_result_file",
     "read_units",
+    "scan_result_file",
 ]
 
 #: The result-file format this reader understands natively (asv's ``Results.api_version``).
@@ -53,6 +56,9 @@ RESULTS_FORMAT = 2
 _MACHINE_FORMAT = 1
 _BENCHMARKS_FORMAT = 2
 _SKIP_FILES = frozenset({"machine.json", "benchmarks.json"})
+#: The key of a result file's ``params`` (copied by asv from machine.json) that
+#: identifies the host; a series is never step-fitted across a change of it.
+FINGERPRINT_KEY = "fingerprint"
 _RERUN = "delete the file and re-run 'asv run' for that commit"
 
 
@@ -284,9 +290,8 @@ def _read_result_file(
         raise ResultsError(f"{path}: malformed result file ({exc!r}); {_RERUN}") from None
 
 
-def _points_from_format2(
-    data: dict[str, Any], path: Path, units: Mapping[str, str], machine: str | None
-) -> tuple[list[Point], list[tuple[str, bool]]]:
+def _header_of_format2(data: dict[str, Any], path: Path, machine: str | None) -> _Header:
+    """commit, env, date, machine, params and columns of a format-2 dict, checked."""
     commit = data["commit_hash"]
     env_name = data["env_name"]
     date = data["date"]
@@ -313,10 +318,35 @@ def _points_from_format2(
             f"{path}: machine is {file_machine!r}, not {machine!r} as in machine.json; "
             "move the file to the right machine directory"
         )
+    fingerprint = params.get(FINGERPRINT_KEY)
+    return _Header(
+        commit=commit,
+        env_name=env_name,
+        date=int(date),
+        machine=machine,
+        fingerprint=str(fingerprint) if fingerprint not in (None, "") else None,
+        columns=columns,
+        results=results,
+    )
 
-    points: list[Point] = []
-    non_finite: list[tuple[str, bool]] = []
-    for bench, raw_row in results.items():
+
+@dataclass(frozen=True)
+class _Header:
+    commit: str
+    env_name: str
+    date: int
+    machine: str
+    fingerprint: str | None
+    columns: list[str]
+    results: dict[str, Any]
+
+
+def _rows_of_format2(
+    header: _Header, path: Path
+) -> Iterator[tuple[str, str | None, list[tuple[str, ...]], dict[str, Any]]]:
+    """(benchmark, version, parameter combinations, row by column name) of each result row."""
+    columns = header.columns
+    for bench, raw_row in header.results.items():
         if not isinstance(raw_row, list):
             raise ResultsError(f"{path}: result row of {bench} is not a list; {_RERUN}")
         row = dict(zip(columns, raw_row, strict=False))
@@ -326,6 +356,20 @@ def _points_from_format2(
         ):
             raise ResultsError(f"{path}: 'params' of {bench} is malformed; {_RERUN}")
         combos = [tuple(c) for c in itertools.product(*bench_params)]
+        version = row.get("version")
+        if version is not None and not isinstance(version, str):
+            raise ResultsError(f"{path}: version of {bench} is not a string; {_RERUN}")
+        yield bench, version, combos, row
+
+
+def _points_from_format2(
+    data: dict[str, Any], path: Path, units: Mapping[str, str], machine: str | None
+) -> tuple[list[Point], list[tuple[str, bool]]]:
+    header = _header_of_format2(data, path, machine)
+    commit, env_name, date = header.commit, header.env_name, header.date
+    points: list[Point] = []
+    non_finite: list[tuple[str, bool]] = []
+    for bench, version, combos, row in _rows_of_format2(header, path):
         n = len(combos)
         values = _column(row, "result", n, path, bench)
         samples = _column(row, "samples", n, path, bench)
@@ -335,10 +379,7 @@ def _points_from_format2(
         q75 = _column(row, "stats_q_75", n, path, bench)
         numbers = _column(row, "stats_number", n, path, bench)
         repeats = _column(row, "stats_repeat", n, path, bench)
-        version = row.get("version")
-        if version is not None and not isinstance(version, str):
-            raise ResultsError(f"{path}: version of {bench} is not a string; {_RERUN}")
-        key_base = (machine, env_name, bench)
+        key_base = (header.machine, env_name, bench)
         for j, combo in enumerate(combos):
             raw = values[j]
             if raw is not None and not _is_number(raw):
@@ -357,7 +398,7 @@ def _points_from_format2(
                 Point(
                     key=SeriesKey(*key_base, params=combo, version=version),
                     commit=commit,
-                    date=int(date),
+                    date=date,
                     value=value,
                     samples=clean_samples,
                     ci_99=_pair(ci_a[j], ci_b[j]),
@@ -369,6 +410,100 @@ def _points_from_format2(
                 )
             )
     return points, non_finite
+
+
+@dataclass(frozen=True)
+class FileScan:
+    """What the regression scan needs from one result file (no samples, no Point objects).
+
+    ``rows`` holds one entry per benchmark and parameter combination:
+    (benchmark, parameter combination, version, value, weight) where value is
+    NaN for a failed point and weight is asv's ``2 / |ci_99_b - ci_99_a|`` or
+    NaN when unknown. Skipped points (asv's NaN) are left out, as the scan
+    leaves them out of every series.
+    """
+
+    commit: str
+    env_name: str
+    date: int
+    machine: str
+    fingerprint: str | None
+    rows: tuple[tuple[str, tuple[str, ...], str | None, float, float], ...]
+    #: (benchmark, skipped) of each NaN or infinite value, as load_history warns about them
+    non_finite: tuple[tuple[str, bool], ...]
+    #: benchmarks with at least one failed point
+    failed: int
+
+
+def _weight(a: Any, b: Any) -> float:
+    """asv's ``_stats.get_weight`` for a point; NaN where asv gives None."""
+    fa, fb = _as_float(a), _as_float(b)
+    if fa is None or fb is None or fa == fb:
+        return math.nan
+    return 2 / abs(fb - fa)
+
+
+def scan_result_file(path: Path, machine: str | None, data: Any = None) -> FileScan:
+    """A result file read for the scan: same checks as :func:`load_history`, less kept.
+
+    ``data`` is the file's parsed JSON when the caller has read it already.
+    Raises :class:`ResultsError` naming the file when it cannot be read.
+    """
+    if data is None:
+        data = _load_json(path)
+    fmt2 = _format2(data, path)
+    try:
+        header = _header_of_format2(fmt2, path, machine)
+        rows: list[tuple[str, tuple[str, ...], str | None, float, float]] = []
+        non_finite: list[tuple[str, bool]] = []
+        failed = 0
+        nan = math.nan
+        inf = math.inf
+        for bench, version, combos, row in _rows_of_format2(header, path):
+            n = len(combos)
+            values = _column(row, "result", n, path, bench)
+            ci_a = _column(row, "stats_ci_99_a", n, path, bench)
+            ci_b = _column(row, "stats_ci_99_b", n, path, bench)
+            for j, combo in enumerate(combos):
+                raw = values[j]
+                a, b = ci_a[j], ci_b[j]
+                # asv's get_weight; NaN where it gives None (the common case first)
+                if type(a) is float and type(b) is float and a != b and abs(a) + abs(b) < inf:
+                    weight = 2 / abs(b - a)
+                else:
+                    weight = _weight(a, b)
+                if type(raw) is float and raw - raw == 0:
+                    rows.append((bench, combo, version, raw, weight))
+                    continue
+                if raw is None:
+                    failed += 1
+                    rows.append((bench, combo, version, nan, weight))
+                    continue
+                if not _is_number(raw):
+                    raise ResultsError(f"{path}: result of {bench} is not a number; {_RERUN}")
+                value = float(raw)
+                if not math.isfinite(value):
+                    skipped = math.isnan(value)
+                    non_finite.append((bench, skipped))
+                    if skipped:
+                        continue
+                    failed += 1
+                    value = nan
+                rows.append((bench, combo, version, value, weight))
+    except ResultsError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        raise ResultsError(f"{path}: malformed result file ({exc!r}); {_RERUN}") from None
+    return FileScan(
+        commit=header.commit,
+        env_name=header.env_name,
+        date=header.date,
+        machine=header.machine,
+        fingerprint=header.fingerprint,
+        rows=tuple(rows),
+        non_finite=tuple(non_finite),
+        failed=failed,
+    )
 
 
 def load_result_file(path: Path, benchmarks_json: Path | None = None) -> list[Point]:
