@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 import random
 from pathlib import Path
 
@@ -450,11 +451,16 @@ def test_corrupt_or_foreign_cache_is_rebuilt(asv_writer: AsvResultsWriter, tmp_p
 @given(
     levels=st.lists(st.sampled_from([1.0, 1.0, 1.3, 2.0]), min_size=3, max_size=14),
     failed=st.sets(st.integers(0, 20), max_size=3),
+    skipped=st.sets(st.integers(0, 20), max_size=4),
     appended=st.lists(st.sampled_from([1.0, 1.5, 3.0]), min_size=1, max_size=3),
     fingerprint_at=st.one_of(st.none(), st.integers(0, 16)),
 )
 def test_incremental_scan_equals_cold_scan(
-    levels: list[float], failed: set[int], appended: list[float], fingerprint_at: int | None
+    levels: list[float],
+    failed: set[int],
+    skipped: set[int],
+    appended: list[float],
+    fingerprint_at: int | None,
 ) -> None:
     """For random histories and random appended commits, the cached answer is the cold one."""
     import json
@@ -471,6 +477,8 @@ def test_incremental_scan_equals_cold_scan(
             time_x: list[float | None] = [level * 1e-5 * noise, 2 * level * 1e-5 * noise]
             if i in failed:
                 time_x[0] = None
+            if i in skipped:
+                time_x[1] = math.nan  # asv's "skipped"
             path = writer.write_result(
                 commit_hash(i),
                 i * DAY,

@@ -338,27 +338,27 @@ class Scan:
     series_at: Mapping[tuple[str, str, str], int]
 
 
-def _segment_digest(values: Any, weights: Any) -> bytes:
-    h = hashlib.blake2b(digest_size=16)
+def _segment_digest(values: Any, weights: Any, quick: bool) -> bytes:
+    h = hashlib.blake2b(digest_size=16, person=b"quick" if quick else b"autogamma")
     h.update(values.tobytes())
     h.update(weights.tobytes())
     return h.digest()
 
 
-def _fit_many(batch: Sequence[tuple[Any, Any]]) -> list[list[_Step]]:
-    """asv fits of (values, weights) arrays; NaN is missing, as asv reads None."""
+def _fit_many(batch: Sequence[tuple[Any, Any, bool]]) -> list[list[_Step]]:
+    """asv fits of (values, weights, quick); NaN is missing, as asv reads None."""
     from jaxbench.analyse.steps import detect_steps
 
-    return [detect_steps(y.tolist(), w.tolist()) for y, w in batch]
+    return [detect_steps(y.tolist(), w.tolist(), quick=quick) for y, w, quick in batch]
 
 
-#: Below this many points to fit, processes cost more than they save.
-PARALLEL_MIN_POINTS = 200_000
+#: Below this many points to fit (about 1 s of fitting here), processes cost more than they save.
+PARALLEL_MIN_POINTS = 20_000
 
 
-def _fit_all(pending: Sequence[tuple[Any, Any]], workers: int | None) -> list[list[_Step]]:
+def _fit_all(pending: Sequence[tuple[Any, Any, bool]], workers: int | None) -> list[list[_Step]]:
     """asv step fits of every pending segment, in processes when it pays."""
-    total = sum(len(y) for y, _w in pending)
+    total = sum(len(y) for y, _w, _q in pending)
     n_workers = workers if workers is not None else min(os.cpu_count() or 1, 8)
     if n_workers <= 1 or total < PARALLEL_MIN_POINTS or len(pending) < 2:
         return _fit_many(pending)
@@ -392,12 +392,15 @@ def scan(
     thresholds: Mapping[str, float] | None = None,
     include_fixed: bool = False,
     workers: int | None = None,
+    quick: bool = False,
 ) -> tuple[Scan, Fits]:
     """Regressions and machine changes of every series of ``table``, newest first.
 
     The same regressions as :func:`find_regressions` on the same files, with
     ``after`` the fitted level, and each series cut at fingerprint changes.
-    Returns the fits used (digest -> steps) for the cache.
+    ``quick``: asv's fit with its default penalty, not searched for (see
+    :func:`jaxbench.analyse.steps.detect_steps`). Returns the fits used
+    (digest -> steps) for the cache.
     """
     import numpy as np
 
@@ -413,7 +416,7 @@ def scan(
 
     # (series index, segment start, segment end, exact) and the fits still to do
     segments: list[tuple[int, int, int, bool, bytes | None]] = []
-    pending: list[tuple[Any, Any]] = []
+    pending: list[tuple[Any, Any, bool]] = []
     pending_keys: list[bytes] = []
     pending_set: set[bytes] = set()
     used: Fits = {}
@@ -438,14 +441,14 @@ def scan(
                 changes[change] = changes.get(change, 0) + 1
             digest = None
             if not exact:
-                digest = _segment_digest(values[a:b], weights[a:b])
+                digest = _segment_digest(values[a:b], weights[a:b], quick)
                 cached = table.fits.get(digest)
                 if cached is not None:
                     used[digest] = cached
                 elif digest not in pending_set:
                     pending_set.add(digest)
                     pending_keys.append(digest)
-                    pending.append((values[a:b], weights[a:b]))
+                    pending.append((values[a:b], weights[a:b], quick))
             segments.append((i, a, b, exact, digest))
     for digest, new in zip(pending_keys, _fit_all(pending, workers), strict=True):
         used[digest] = tuple(new)

@@ -118,6 +118,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="list every series' step, newest first, instead of events",
     )
     parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="asv's step fit with its default penalty instead of asv publish's penalty search "
+        "(5-8x faster; see README 'Regression scan time')",
+    )
+    parser.add_argument(
         "--no-cache",
         action="store_true",
         help="neither read nor write the scan cache beside the results",
@@ -383,7 +389,13 @@ def run(args: argparse.Namespace) -> int:
     table = load_series_table(
         results_dir, machine=args.machine, env_name=args.env, use_cache=not args.no_cache
     )
-    found, fits = scan(table, threshold=threshold, thresholds=thresholds, include_fixed=args.all)
+    found, fits = scan(
+        table,
+        threshold=threshold,
+        thresholds=thresholds,
+        include_fixed=args.all,
+        quick=args.quick,
+    )
     save_fits(table, fits)
     regressions = list(found.regressions)
     changes = list(found.machine_changes)

@@ -416,11 +416,12 @@ def _points_from_format2(
 class FileScan:
     """What the regression scan needs from one result file (no samples, no Point objects).
 
-    ``rows`` holds one entry per benchmark and parameter combination:
-    (benchmark, parameter combination, version, value, weight) where value is
-    NaN for a failed point and weight is asv's ``2 / |ci_99_b - ci_99_a|`` or
-    NaN when unknown. Skipped points (asv's NaN) are left out, as the scan
-    leaves them out of every series.
+    ``rows`` holds one entry per benchmark: (benchmark, version, parameter
+    combinations). ``values`` and ``weights`` are NumPy arrays with one entry
+    per combination of every row, in row order: the value is NaN for a failed
+    point, the weight asv's ``2 / |ci_99_b - ci_99_a|`` or NaN where asv's
+    ``get_weight`` gives None. ``keep`` is False for skipped points (asv's
+    NaN), which the scan leaves out of every series.
     """
 
     commit: str
@@ -428,19 +429,38 @@ class FileScan:
     date: int
     machine: str
     fingerprint: str | None
-    rows: tuple[tuple[str, tuple[str, ...], str | None, float, float], ...]
+    rows: tuple[tuple[str, str | None, tuple[tuple[str, ...], ...]], ...]
+    values: Any
+    weights: Any
+    keep: Any
     #: (benchmark, skipped) of each NaN or infinite value, as load_history warns about them
     non_finite: tuple[tuple[str, bool], ...]
-    #: benchmarks with at least one failed point
+    #: failed points (asv's null, or an infinite value)
     failed: int
 
 
-def _weight(a: Any, b: Any) -> float:
-    """asv's ``_stats.get_weight`` for a point; NaN where asv gives None."""
-    fa, fb = _as_float(a), _as_float(b)
-    if fa is None or fb is None or fa == fb:
-        return math.nan
-    return 2 / abs(fb - fa)
+_NUMBER_TYPES = frozenset({float, int, type(None)})
+_COMBOS: dict[Any, tuple[tuple[str, ...], ...]] = {}
+
+
+def _combos_of(bench_params: list[list[str]]) -> tuple[tuple[str, ...], ...]:
+    """itertools.product of a row's parameter lists, remembered (rows repeat file to file)."""
+    ident = tuple(tuple(p) for p in bench_params)
+    found = _COMBOS.get(ident)
+    if found is None:
+        if len(_COMBOS) > 10_000:
+            _COMBOS.clear()
+        found = _COMBOS[ident] = tuple(itertools.product(*ident))
+    return found
+
+
+def _interval_bound(column: list[Any]) -> Any:
+    """A ci_99 column as float64; anything that is not a finite number reads NaN (no weight)."""
+    import numpy as np
+
+    if set(map(type, column)) <= _NUMBER_TYPES:
+        return np.asarray(column, dtype=np.float64)
+    return np.asarray([_as_float(v) for v in column], dtype=np.float64)
 
 
 def scan_result_file(path: Path, machine: str | None, data: Any = None) -> FileScan:
@@ -449,47 +469,67 @@ def scan_result_file(path: Path, machine: str | None, data: Any = None) -> FileS
     ``data`` is the file's parsed JSON when the caller has read it already.
     Raises :class:`ResultsError` naming the file when it cannot be read.
     """
+    import numpy as np
+
     if data is None:
         data = _load_json(path)
     fmt2 = _format2(data, path)
     try:
         header = _header_of_format2(fmt2, path, machine)
-        rows: list[tuple[str, tuple[str, ...], str | None, float, float]] = []
+        rows: list[tuple[str, str | None, tuple[tuple[str, ...], ...]]] = []
+        raw_values: list[Any] = []
+        raw_a: list[Any] = []
+        raw_b: list[Any] = []
+        owner: list[str] = []
+        columns = header.columns
+        for bench, raw_row in header.results.items():
+            if not isinstance(raw_row, list):
+                raise ResultsError(f"{path}: result row of {bench} is not a list; {_RERUN}")
+            row = dict(zip(columns, raw_row, strict=False))
+            bench_params = row.get("params") or []
+            if not isinstance(bench_params, list) or not all(
+                isinstance(p, list) and all(isinstance(v, str) for v in p) for p in bench_params
+            ):
+                raise ResultsError(f"{path}: 'params' of {bench} is malformed; {_RERUN}")
+            version = row.get("version")
+            if version is not None and not isinstance(version, str):
+                raise ResultsError(f"{path}: version of {bench} is not a string; {_RERUN}")
+            combos = _combos_of(bench_params)
+            n = len(combos)
+            raw_values += _column(row, "result", n, path, bench)
+            raw_a += _column(row, "stats_ci_99_a", n, path, bench)
+            raw_b += _column(row, "stats_ci_99_b", n, path, bench)
+            rows.append((bench, version, combos))
+        if not set(map(type, raw_values)) <= _NUMBER_TYPES:
+            for bench, _version, combos in rows:
+                owner += [bench] * len(combos)
+            j = next(i for i, v in enumerate(raw_values) if type(v) not in _NUMBER_TYPES)
+            raise ResultsError(f"{path}: result of {owner[j]} is not a number; {_RERUN}")
+        values = np.asarray(raw_values, dtype=np.float64)
+        ci_a, ci_b = _interval_bound(raw_a), _interval_bound(raw_b)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            weights = 2 / np.abs(ci_b - ci_a)
+        # asv's get_weight: None for an infinite bound or a zero width
+        weights[~(np.isfinite(ci_a) & np.isfinite(ci_b)) | (ci_a == ci_b)] = np.nan
+        keep = np.ones(len(values), dtype=bool)
         non_finite: list[tuple[str, bool]] = []
         failed = 0
-        nan = math.nan
-        inf = math.inf
-        for bench, version, combos, row in _rows_of_format2(header, path):
-            n = len(combos)
-            values = _column(row, "result", n, path, bench)
-            ci_a = _column(row, "stats_ci_99_a", n, path, bench)
-            ci_b = _column(row, "stats_ci_99_b", n, path, bench)
-            for j, combo in enumerate(combos):
-                raw = values[j]
-                a, b = ci_a[j], ci_b[j]
-                # asv's get_weight; NaN where it gives None (the common case first)
-                if type(a) is float and type(b) is float and a != b and abs(a) + abs(b) < inf:
-                    weight = 2 / abs(b - a)
-                else:
-                    weight = _weight(a, b)
-                if type(raw) is float and raw - raw == 0:
-                    rows.append((bench, combo, version, raw, weight))
-                    continue
+        bad = np.flatnonzero(~np.isfinite(values)).tolist()
+        if bad:
+            for bench, _version, combos in rows:
+                owner += [bench] * len(combos)
+            for j in bad:
+                raw = raw_values[j]
                 if raw is None:
                     failed += 1
-                    rows.append((bench, combo, version, nan, weight))
                     continue
-                if not _is_number(raw):
-                    raise ResultsError(f"{path}: result of {bench} is not a number; {_RERUN}")
-                value = float(raw)
-                if not math.isfinite(value):
-                    skipped = math.isnan(value)
-                    non_finite.append((bench, skipped))
-                    if skipped:
-                        continue
+                skipped = math.isnan(raw)
+                non_finite.append((owner[j], skipped))
+                if skipped:
+                    keep[j] = False
+                else:
                     failed += 1
-                    value = nan
-                rows.append((bench, combo, version, value, weight))
+                    values[j] = math.nan
     except ResultsError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
@@ -501,6 +541,9 @@ def scan_result_file(path: Path, machine: str | None, data: Any = None) -> FileS
         machine=header.machine,
         fingerprint=header.fingerprint,
         rows=tuple(rows),
+        values=values,
+        weights=weights,
+        keep=keep,
         non_finite=tuple(non_finite),
         failed=failed,
     )

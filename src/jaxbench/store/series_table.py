@@ -160,25 +160,39 @@ class _Builder:
 
     def __init__(self) -> None:
         self.index: dict[tuple[str, str, str, tuple[str, ...], str | None], int] = {}
+        self.rows_seen: dict[Any, array.array[int]] = {}
         self.series_id = array.array("q")
         self.file_idx = array.array("q")
         self.values = array.array("d")
         self.weights = array.array("d")
 
     def add(self, scan: FileScan, file_index: int) -> None:
-        index, sid = self.index, self.series_id
+        index, rows_seen = self.index, self.rows_seen
         machine, env = scan.machine, scan.env_name
-        n0 = len(index)
-        for bench, combo, version, value, weight in scan.rows:
-            ident = (machine, env, bench, combo, version)
-            i = index.get(ident)
-            if i is None:
-                i = index[ident] = n0
-                n0 += 1
-            sid.append(i)
-            self.values.append(value)
-            self.weights.append(weight)
-        self.file_idx.extend(array.array("q", [file_index]) * len(scan.rows))
+        ids = array.array("q")
+        for bench, version, combos in scan.rows:
+            row_key = (machine, env, bench, version, combos)
+            row_ids = rows_seen.get(row_key)
+            if row_ids is None:
+                found = []
+                for combo in combos:
+                    ident = (machine, env, bench, combo, version)
+                    i = index.get(ident)
+                    if i is None:
+                        i = index[ident] = len(index)
+                    found.append(i)
+                row_ids = rows_seen[row_key] = array.array("q", found)
+            ids.extend(row_ids)
+        keep = scan.keep
+        if keep.all():
+            self.series_id.extend(ids)
+            self.values.frombytes(scan.values.tobytes())
+            self.weights.frombytes(scan.weights.tobytes())
+        else:
+            self.series_id.frombytes(np.frombuffer(ids, dtype=np.int64)[keep].tobytes())
+            self.values.frombytes(scan.values[keep].tobytes())
+            self.weights.frombytes(scan.weights[keep].tobytes())
+        self.file_idx.extend(array.array("q", [file_index]) * int(keep.sum()))
 
 
 def _assemble(
@@ -191,19 +205,24 @@ def _assemble(
 ) -> tuple[
     tuple[FileEntry, ...], tuple[SeriesKey, ...], IntArray, IntArray, FloatArray, FloatArray
 ]:
-    """Files sorted by (date, commit, name), series by key, points by (series, file)."""
+    """Files sorted by (date, commit, name), series by key, points by (series, file).
+
+    A series without points (every one skipped) is dropped, as the scan never fits it.
+    """
+    counts_all = np.bincount(series_id, minlength=len(keys)) if len(keys) else np.zeros(0)
+    live = [i for i in range(len(keys)) if counts_all[i] > 0]
+    key_order = sorted(live, key=lambda i: keys[i])
+    key_rank = np.full(len(keys), -1, dtype=np.int64)
+    key_rank[np.asarray(key_order, dtype=np.int64)] = np.arange(len(key_order), dtype=np.int64)
     file_order = sorted(
         range(len(files)), key=lambda i: (files[i].date, files[i].commit, files[i].name)
     )
     file_rank = np.empty(len(files), dtype=np.int64)
     file_rank[np.asarray(file_order, dtype=np.int64)] = np.arange(len(files), dtype=np.int64)
-    key_order = sorted(range(len(keys)), key=lambda i: keys[i])
-    key_rank = np.empty(len(keys), dtype=np.int64)
-    key_rank[np.asarray(key_order, dtype=np.int64)] = np.arange(len(keys), dtype=np.int64)
     new_sid = key_rank[series_id] if len(series_id) else series_id
     new_fidx = file_rank[file_idx] if len(file_idx) else file_idx
     order = np.lexsort((new_fidx, new_sid))
-    counts = np.bincount(new_sid[order], minlength=len(keys)) if len(keys) else np.zeros(0)
+    counts = np.bincount(new_sid, minlength=len(key_order)) if len(key_order) else np.zeros(0)
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     return (
         tuple(files[i] for i in file_order),
@@ -245,7 +264,7 @@ def _read_cache(results_dir: Path) -> _Cached | None:
             file_idx = archive["file_idx"].astype(np.int64)
             values = archive["values"].astype(np.float64)
             weights = archive["weights"].astype(np.float64)
-            fit_keys = archive["fit_keys"]
+            fit_keys = archive["fit_keys"].astype(np.uint8)
             fit_offsets = archive["fit_offsets"].astype(np.int64)
             fit_steps = archive["fit_steps"].astype(np.float64)
         files = [
@@ -274,6 +293,8 @@ def _read_cache(results_dir: Path) -> _Cached | None:
             or len(file_idx) != n
             or len(weights) != n
             or (n and (file_idx.min() < 0 or file_idx.max() >= len(files)))
+            or fit_keys.ndim != 2
+            or fit_keys.shape[1] != 16
             or len(fit_offsets) != len(fit_keys) + 1
             or (len(fit_offsets) and fit_offsets[-1] != len(fit_steps))
             or (len(fit_steps) and fit_steps.shape[1:] != (5,))
@@ -282,7 +303,7 @@ def _read_cache(results_dir: Path) -> _Cached | None:
         fits: Fits = {}
         for j, fkey in enumerate(fit_keys):
             rows = fit_steps[fit_offsets[j] : fit_offsets[j + 1]]
-            fits[bytes(fkey)] = tuple(
+            fits[fkey.tobytes()] = tuple(
                 (int(r[0]), int(r[1]), float(r[2]), float(r[3]), float(r[4])) for r in rows
             )
         return _Cached(files, keys, offsets, file_idx, values, weights, fits)
@@ -327,7 +348,8 @@ def _write_cache(table: SeriesTable, fits: Fits) -> None:
         file_idx=table.file_idx.astype(np.int32),
         values=table.values,
         weights=table.weights,
-        fit_keys=np.asarray([k for k, _s in fit_items], dtype="S16").reshape(-1),
+        # (n, 16) bytes, not an "S16" array: NumPy strips trailing NUL bytes from those
+        fit_keys=np.frombuffer(b"".join(k for k, _s in fit_items), dtype=np.uint8).reshape(-1, 16),
         fit_offsets=fit_offsets,
         fit_steps=fit_steps,
     )
@@ -390,7 +412,8 @@ def load_series_table(
         units_warning.append(f"{exc} (units unknown until then)")
 
     reused: list[tuple[int, FileEntry]] = []  # (index in cache, entry)
-    fresh: list[tuple[FileEntry, FileScan]] = []
+    fresh: list[FileEntry] = []
+    builder = _Builder()  # the fresh files' points, added as each file is read
     seen: dict[tuple[str, str, str], str] = {}
     n_files = 0
     machines_found: set[str] = set()
@@ -433,7 +456,7 @@ def load_series_table(
                 except ResultsError as exc:
                     warnings.append(f"skipped: {exc}")
                     continue
-                if not scan.rows:
+                if not len(scan.values):
                     continue
                 entry = FileEntry(
                     name=rel,
@@ -458,9 +481,12 @@ def load_series_table(
                 assert hit is not None
                 reused.append((hit[0], entry))
             else:
-                fresh.append((entry, scan))
+                builder.add(scan, len(fresh))
+                fresh.append(entry)
+            del scan
 
-    table = _combine(results_dir, cached, reused, fresh, units)
+    table = _combine(results_dir, cached, reused, fresh, builder, units)
+    del builder
     infinite = _infinite_warnings(results_dir, table.files, warnings)
     selected_machines = {f.machine for f in table.files}
     if not table.keys or (machine is not None and machine not in selected_machines):
@@ -498,7 +524,8 @@ def _combine(
     results_dir: Path,
     cached: _Cached | None,
     reused: list[tuple[int, FileEntry]],
-    fresh: list[tuple[FileEntry, FileScan]],
+    fresh: list[FileEntry],
+    builder: _Builder,
     units: Mapping[str, str],
 ) -> SeriesTable:
     """Columns from the reused part of the cache plus the freshly parsed files."""
@@ -529,10 +556,8 @@ def _combine(
         parts_val.append(cached.values[keep])
         parts_w.append(cached.weights[keep])
     if fresh:
-        builder = _Builder()
-        for entry, scan in fresh:
-            builder.add(scan, len(files))
-            files.append(entry)
+        first_fresh = len(files)
+        files.extend(fresh)
         ident_keys = [SeriesKey(m, e, b, p, v) for (m, e, b, p, v) in builder.index]
         local_map = np.empty(len(ident_keys), dtype=np.int64)
         for j, key in enumerate(ident_keys):
@@ -542,15 +567,19 @@ def _combine(
                 keys.append(key)
             local_map[j] = i
         parts_sid.append(local_map[np.frombuffer(builder.series_id, dtype=np.int64)])
-        parts_fidx.append(np.frombuffer(builder.file_idx, dtype=np.int64).copy())
+        builder.series_id = array.array("q")
+        parts_fidx.append(np.frombuffer(builder.file_idx, dtype=np.int64) + first_fresh)
+        builder.file_idx = array.array("q")
         parts_val.append(np.frombuffer(builder.values, dtype=np.float64).copy())
+        builder.values = array.array("d")
         parts_w.append(np.frombuffer(builder.weights, dtype=np.float64).copy())
-        del builder
+        builder.weights = array.array("d")
     if parts_sid:
-        sid = np.concatenate(parts_sid)
-        fidx = np.concatenate(parts_fidx)
-        val = np.concatenate(parts_val)
-        w = np.concatenate(parts_w)
+        sid = np.concatenate(parts_sid) if len(parts_sid) > 1 else parts_sid[0]
+        fidx = np.concatenate(parts_fidx) if len(parts_fidx) > 1 else parts_fidx[0]
+        val = np.concatenate(parts_val) if len(parts_val) > 1 else parts_val[0]
+        w = np.concatenate(parts_w) if len(parts_w) > 1 else parts_w[0]
+        del parts_sid, parts_fidx, parts_val, parts_w
     else:
         sid = fidx = np.zeros(0, dtype=np.int64)
         val = w = np.zeros(0, dtype=np.float64)
