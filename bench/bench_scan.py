@@ -15,7 +15,7 @@ largest resident set of any process of the run, the fitting workers included):
 Each line also says whether the answer (the JSON listing) equals a cold
 scan's of the same files. ``--quick`` times ``regressions --quick`` instead.
 
-Usage: ``python bench/bench_scan.py DIR [--scale 1.0] [--quick]``.
+Usage: ``python bench/bench_scan.py DIR [--scale 1.0] [--quick] [--cold-only]``.
 """
 
 from __future__ import annotations
@@ -66,6 +66,7 @@ def main() -> None:
     parser.add_argument("dir", type=Path)
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--cold-only", action="store_true", help="only the cold scan")
     opts = parser.parse_args()
     results = opts.dir / "results"
     if not results.is_dir():

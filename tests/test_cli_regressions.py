@@ -337,3 +337,32 @@ def test_fingerprint_change_is_no_regression(
     assert doc["events"] == []
     change = next(c for c in doc["machine_changes"] if c["commit"] == commit_hash(15))
     assert (change["before"], change["after"], change["series"]) == ("aaaa1111", "bbbb2222", 12)
+
+
+def test_html_regressions_page_lists_events_and_machine_changes(
+    asv_writer: AsvResultsWriter,
+) -> None:
+    from jaxbench.analyse.detect import scan
+    from jaxbench.analyse.events import group_events
+    from jaxbench.render import html
+    from jaxbench.store.series_table import load_series_table
+
+    _broad(asv_writer)
+    table = load_series_table(asv_writer.root, use_cache=False)
+    found, _fits = scan(table)
+    events = group_events(found.regressions, found.series_at)
+    page = html.render_regressions_page(
+        found.regressions,
+        html.summarize_table(table),
+        env_params={},
+        param_names={},
+        events=events,
+        machine_changes=found.machine_changes,
+    )
+    assert page.count('<li class="event broad"') == 1
+    assert f'data-commit="{commit_hash(15)}"' in page
+    assert "broad: likely an environment, machine or core change" in page
+    assert "8 of 12 series" in page
+    assert "and 3 more series" in page  # 5 shown of 8
+    (summary,) = html.summarize_table(table)
+    assert (summary.commits, summary.series, summary.failed_points) == (30, 12, 0)
