@@ -91,6 +91,9 @@ def main() -> None:
     print(
         f"cold:                        {cold:7.2f} s  peak {cold_mem:6.0f} MiB  ({n_series} series)"
     )
+    if opts.cold_only:
+        (results / CACHE).unlink(missing_ok=True)
+        return
     warm, _mem, warm_out = run(results, opts.quick)
     print(
         f"cached, nothing changed:     {warm:7.2f} s  ({warm / cold:.1%} of cold)  "
