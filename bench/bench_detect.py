@@ -1,14 +1,18 @@
-"""Regression scan time: ``jaxbench regressions`` versus ``asv publish``, same history.
+"""Regression scan time: ``jaxbench regressions`` and ``publish`` versus ``asv publish``.
 
 Writes a synthetic history (1,000 commits x 50 benchmarks, one environment,
 real asv format-2 files written by asv's own ``Results`` class, a real git
 repository made with ``git fast-import``) with one planted 30 % step, then
-times, on the same files:
+times, on the same files, each as a fresh subprocess (imports included):
 
-* jaxbench: ``load_history`` + ``find_regressions`` (in this process);
-* ``asv publish`` (a subprocess, as users run it).
+* ``jaxbench regressions --no-cache`` (cold), with asv's penalty search and
+  with ``--quick``;
+* ``jaxbench regressions`` after one more commit's results were added, the
+  cache holding the rest (incremental), both fits;
+* ``asv publish``, and ``jaxbench publish`` (which runs ``asv publish`` plus
+  the scan): its added time.
 
-Prints both times, their ratio and whether each found the planted step.
+Prints the times, ratios, and whether each found only the planted step.
 Usage: ``python bench/bench_detect.py [--commits N] [--benchmarks M]``.
 """
 
@@ -55,8 +59,10 @@ def make_repo(root: Path, n: int) -> list[tuple[str, int]]:
     return [(h, (T0 + i * DAY_S) * 1000) for i, h in enumerate(out)]
 
 
-def write_results(results: Path, commits: list[tuple[str, int]], n_bench: int) -> str:
-    """Result files for every commit; returns the planted step's first commit."""
+def write_results(
+    results: Path, commits: list[tuple[str, int]], n_bench: int, *, only_last: bool = False
+) -> str:
+    """Result files for every commit (or the last one); returns the planted step's commit."""
     from asv import util
     from asv.results import Results
     from asv.runner import BenchmarkResult
@@ -76,8 +82,10 @@ def write_results(results: Path, commits: list[tuple[str, int]], n_bench: int) -
     util.write_json(str(results / "benchmarks.json"), benchmarks, api_version=2)
     util.write_json(str(results / "bench" / "machine.json"), {"machine": "bench"}, api_version=1)
     rng = random.Random(0)
-    step_at = len(commits) * 2 // 3
+    step_at = (len(commits) - (1 if only_last else 0)) * 2 // 3
     for i, (commit, date) in enumerate(commits):
+        if only_last and i != len(commits) - 1:
+            continue
         res = Results(
             {"machine": "bench", "python": "3.11"},
             {},
@@ -99,6 +107,20 @@ def write_results(results: Path, commits: list[tuple[str, int]], n_bench: int) -
     return commits[step_at][0]
 
 
+def _timed(argv: list[str], cwd: Path) -> tuple[float, str]:
+    start = time.perf_counter()
+    proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        print(proc.stdout[-2000:], proc.stderr[-2000:])
+        raise SystemExit(f"failed: {argv}")
+    return elapsed, proc.stdout
+
+
+def _found(stdout: str) -> list[tuple[str, str]]:
+    return [(r["benchmark"], r["bad_commit"][:8]) for r in json.loads(stdout)["regressions"]]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--commits", type=int, default=1000)
@@ -106,8 +128,8 @@ def main() -> None:
     opts = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-detect-") as tmp:
         root = Path(tmp)
-        commits = make_repo(root / "repo", opts.commits)
-        step_commit = write_results(root / "results", commits, opts.benchmarks)
+        commits = make_repo(root / "repo", opts.commits + 1)
+        step_commit = write_results(root / "results", commits[:-1], opts.benchmarks)
         conf = {
             "version": 1,
             "project": "bench",
@@ -124,37 +146,61 @@ def main() -> None:
             f"history: {opts.commits} commits x {opts.benchmarks} benchmarks, "
             f"planted +30 % step at {step_commit[:8]} in W{STEP_BENCH:02d}"
         )
+        planted = [(f"workloads.W{STEP_BENCH:02d}.time_warm", step_commit[:8])]
+        ours = [sys.executable, "-m", "jaxbench", "regressions", "--results", "results"]
+        ours += ["--format", "json"]
+        rows: list[tuple[str, float, bool]] = []
+        cold = {}
+        for label, extra in (("", []), (" --quick", ["--quick"])):
+            t, out = _timed([*ours, *extra, "--no-cache"], root)
+            cold[label] = t
+            rows.append((f"jaxbench regressions{label}, cold", t, _found(out) == planted))
 
-        from jaxbench.analyse.detect import find_regressions
-        from jaxbench.store.results import load_history
-
-        start = time.perf_counter()
-        regressions = find_regressions(load_history(root / "results"))
-        ours = time.perf_counter() - start
-        ours_found = [(r.key.benchmark, r.bad_commit[:8], round(r.ratio, 3)) for r in regressions]
-
-        start = time.perf_counter()
-        proc = subprocess.run(
-            [sys.executable, "-m", "asv", "publish", "--config", str(root / "asv.conf.json")],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            check=False,
+        theirs, _out = _timed(
+            [sys.executable, "-m", "asv", "publish", "--config", "asv.conf.json"], root
         )
-        theirs = time.perf_counter() - start
-        if proc.returncode != 0:
-            print(proc.stdout[-2000:], proc.stderr[-2000:])
-            raise SystemExit("asv publish failed")
         data = json.loads((root / "html" / "regressions.json").read_text())["regressions"]
-        asv_found = [(r[0], r[6]) for r in data]
+        asv_ok = [r[0] for r in data] == [planted[0][0]]
+        rows.append(("asv publish", theirs, asv_ok))
+        pub, _out = _timed(
+            [sys.executable, "-m", "jaxbench", "publish", "--html-dir", "html2"], root
+        )
+        rows.append(("jaxbench publish (asv publish + scan, cache cold)", pub, True))
 
-        print(f"jaxbench load+detect: {ours:.2f} s   found: {ours_found}")
-        print(f"asv publish:          {theirs:.2f} s   found: {asv_found}")
-        print(f"ratio asv publish / jaxbench: {theirs / ours:.1f}x")
-        planted = f"workloads.W{STEP_BENCH:02d}.time_warm"
-        ours_ok = [(b, c) for b, c, _ in ours_found] == [(planted, step_commit[:8])]
-        asv_ok = [b for b, _ in asv_found] == [planted]
-        print(f"planted step the only one found: jaxbench {ours_ok}, asv publish {asv_ok}")
+        for extra in ([], ["--quick"]):
+            _timed([*ours, *extra], root)  # fill the cache
+        # one more commit's results (the history's next commit), as CI adds on a push
+        write_results(root / "results", commits, opts.benchmarks, only_last=True)
+        for label, extra in (("", []), (" --quick", ["--quick"])):
+            t, out = _timed([*ours, *extra], root)
+            ref_t, ref = _timed([*ours, *extra, "--no-cache"], root)
+            rows.append(
+                (
+                    f"jaxbench regressions{label}, one commit added, cached "
+                    f"({t / ref_t:.0%} of cold {ref_t:.2f} s; same answer: {out == ref})",
+                    t,
+                    _found(out) == planted,
+                )
+            )
+        pub2, _out = _timed(
+            [sys.executable, "-m", "jaxbench", "publish", "--html-dir", "html2"], root
+        )
+        theirs2, _out = _timed(
+            [sys.executable, "-m", "asv", "publish", "--config", "asv.conf.json"], root
+        )
+        rows.append(("asv publish, one commit added", theirs2, True))
+        rows.append(("jaxbench publish, one commit added, cached", pub2, True))
+        for label, t, ok in rows:
+            print(f"{t:7.2f} s  {label}  only the planted step: {ok}")
+        print(f"ratio asv publish / jaxbench regressions cold: {theirs / cold['']:.2f}x")
+        print(
+            "ratio asv publish / jaxbench regressions --quick cold: "
+            f"{theirs / cold[' --quick']:.2f}x"
+        )
+        print(
+            f"jaxbench publish added time over asv publish: {pub - theirs:+.2f} s (cold cache), "
+            f"{pub2 - theirs2:+.2f} s (one commit added)"
+        )
 
 
 if __name__ == "__main__":

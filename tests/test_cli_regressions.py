@@ -37,7 +37,8 @@ def _stepped(writer: AsvResultsWriter) -> None:
 
 
 def test_text_listing_of_pvlib(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["regressions", "--results", str(PVLIB_RESULTS), "--env", PY38]) == 0
+    argv = ["regressions", "--results", str(PVLIB_RESULTS), "--env", PY38, "--no-cache"]
+    assert main([*argv, "--series"]) == 0
     out, err = capsys.readouterr()
     lines = out.splitlines()
     assert lines[0] == "5 regressions in 7 series (newest first):"
@@ -54,12 +55,13 @@ def test_text_listing_of_pvlib(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_json_listing_is_versioned_and_stable(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["regressions", "--results", str(PVLIB_RESULTS), "--format", "json", "--all"]
+    argv.append("--no-cache")
     assert main(argv) == 0
     first = capsys.readouterr().out
     assert main(argv) == 0
     assert capsys.readouterr().out == first
     doc = json.loads(first)
-    assert doc["format"] == 1
+    assert doc["format"] == 2
     assert doc["warnings"] == []
     entry = next(r for r in doc["regressions"] if r["bad_commit"].startswith("d2c9bcd62"))
     assert entry["benchmark"] == "tracking.SingleAxis.time_singleaxis"
@@ -80,9 +82,13 @@ def test_json_listing_is_versioned_and_stable(capsys: pytest.CaptureFixture[str]
         "before",
         "after",
         "ratio",
+        "best_after",
         "unit",
+        "fingerprint",
         "fixed_commit",
     }
+    assert all(r["ratio"] > 1 for r in doc["regressions"])
+    assert doc["machine_changes"] == []
     dates = [r["date"] for r in doc["regressions"]]
     assert dates == sorted(dates, reverse=True)
 
@@ -95,7 +101,7 @@ def test_asv_conf_in_cwd_gives_results_dir_and_thresholds(
 ) -> None:
     _stepped(asv_writer)
     monkeypatch.chdir(tmp_path)
-    assert main(["regressions"]) == 0  # default ./results
+    assert main(["regressions", "--series"]) == 0  # default ./results
     out = capsys.readouterr().out
     assert out.startswith("2 regressions in 2 series")
     assert "2 KiB" in out
@@ -106,14 +112,14 @@ def test_asv_conf_in_cwd_gives_results_dir_and_thresholds(
         '{"version": 1, // comment\n "results_dir": "results",'
         ' "regressions_thresholds": {"w\\\\.W\\\\.time_x": 0.9}}'
     )
-    assert main(["regressions"]) == 0
+    assert main(["regressions", "--series"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("1 regression in 2 series")
     assert "time_x" not in out
     (tmp_path / "asv.conf.json").write_text('{"version": 1, "results_dir": "elsewhere"}')
     assert main(["regressions"]) == 2
     assert "elsewhere: no such results directory" in capsys.readouterr().err
-    assert main(["regressions", "--results", "results", "--threshold", "0.9"]) == 0
+    assert main(["regressions", "--results", "results", "--threshold", "0.9", "--series"]) == 0
     assert capsys.readouterr().out.startswith("1 regression in 2 series")
 
 
@@ -133,12 +139,17 @@ def test_no_regressions(asv_writer: AsvResultsWriter, capsys: pytest.CaptureFixt
         (["--threshold", "-1"], "--threshold -1.0 must be a number >= 0"),
         (["--config", "/nonexistent/asv.conf.json"], "cannot read"),
         (["--results", str(PVLIB_RESULTS), "--machine", "x"], "no results for machine 'x'"),
+        (["--results", str(PVLIB_RESULTS), "--since", "zzz"], "--since 'zzz' matches no commit"),
+        (["--results", str(PVLIB_RESULTS), "--since", "2021-13-45"], "is not a date"),
+        (["--results", str(PVLIB_RESULTS), "--benchmark", "("], "not a regular expression"),
+        (["--results", str(PVLIB_RESULTS), "--min-ratio", "0.5"], "--min-ratio 0.5 must be"),
+        (["--results", str(PVLIB_RESULTS), "--limit", "-1"], "--limit -1 must be >= 0"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(
     argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["regressions", *argv]) == 2
+    assert main(["regressions", "--no-cache", *argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith("jaxbench: error: ")
     assert message in err
@@ -162,7 +173,8 @@ def test_subprocess_never_imports_jax(tmp_path: Path) -> None:
     code = (
         "import sys\n"
         "from jaxbench.cli import main\n"
-        f"rc = main(['regressions', '--results', {str(PVLIB_RESULTS)!r}, '--format', 'json'])\n"
+        f"rc = main(['regressions', '--results', {str(PVLIB_RESULTS)!r}, '--format', 'json',"
+        " '--no-cache'])\n"
         "leaked = sorted(m for m in sys.modules if m.split('.')[0] in ('jax', 'jaxlib'))\n"
         "print('LEAKED', leaked, file=sys.stderr)\n"
         "sys.exit(rc)\n"
@@ -177,7 +189,7 @@ def test_subprocess_never_imports_jax(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert "LEAKED []" in proc.stderr
-    assert json.loads(proc.stdout)["format"] == 1
+    assert json.loads(proc.stdout)["format"] == 2
     proc = subprocess.run(
         [sys.executable, "-m", "jaxbench", "regressions", "--results", str(tmp_path / "none")],
         capture_output=True,
@@ -189,3 +201,168 @@ def test_subprocess_never_imports_jax(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert proc.stderr.startswith("jaxbench: error: ")
     assert "Traceback" not in proc.stderr
+
+
+# --- events ---
+
+
+def test_pvlib_events_one_per_documented_regression(capsys: pytest.CaptureFixture[str]) -> None:
+    """Each documented pvlib regression is its own event at its commit; Fuentes is none."""
+    argv = ["regressions", "--results", str(PVLIB_RESULTS), "--no-cache", "--format", "json"]
+    assert main([*argv, "--all"]) == 0
+    events = json.loads(capsys.readouterr().out)["events"]
+
+    def at(commit: str, env_part: str) -> list[dict[str, object]]:
+        return [
+            e
+            for e in events
+            if str(e["bad_commit"]).startswith(commit) and env_part in str(e["env_name"])
+        ]
+
+    (clearsky36,) = at("5a21ca46c", "py3.6")
+    (clearsky38,) = at("5a21ca46c", "py3.8-ephem-numba")
+    (aoi,) = at("5bdad6443", "py3.8-ephem-numba")
+    (singleaxis,) = at("d2c9bcd62", "py3.6")
+    for event, bench in [
+        (clearsky36, "detect_clearsky"),
+        (clearsky38, "detect_clearsky"),
+        (aoi, "aoi_projection"),
+        (singleaxis, "time_singleaxis"),
+    ]:
+        regs = event["regressions"]
+        assert isinstance(regs, list)
+        assert any(bench in r["benchmark"] for r in regs)
+        assert all(r["ratio"] > 1 and r["after"] > r["before"] for r in regs)
+        assert event["broad"] is False
+    # the three detect_clearsky parameters form ONE event per environment
+    assert len(clearsky36["regressions"]) == 3  # type: ignore[arg-type]
+    fuentes = [
+        e
+        for e in events
+        for r in e["regressions"]
+        if "Fuentes" in r["benchmark"]
+    ]
+    assert fuentes == []
+    assert not at("1893b20a7", "")
+
+
+def test_pvlib_default_text_fits_a_screen(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["regressions", "--results", str(PVLIB_RESULTS), "--no-cache"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0].startswith("6 events (11 regressed series of 129), worst first")
+    assert lines[1].startswith("1. 84c76f60..5a21ca46  2021-01-05  3 of ")
+    assert len(lines) <= 40
+    assert "x0." not in out  # fitted levels: a regression never reads below 1
+
+
+def test_filters(capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["regressions", "--results", str(PVLIB_RESULTS), "--no-cache", "--format", "json"]
+    assert main([*base, "--since", "2021-05-01"]) == 0
+    regs = json.loads(capsys.readouterr().out)["regressions"]
+    assert regs
+    assert all(r["date"] >= 1619827200000 for r in regs)
+    assert main([*base, "--since", "5bdad6443"]) == 0
+    regs = json.loads(capsys.readouterr().out)["regressions"]
+    assert {r["bad_commit"][:9] for r in regs} <= {"5bdad6443", "7661b05e9"}
+    assert main([*base, "--benchmark", "clearsky.*\\(1\\)"]) == 0
+    regs = json.loads(capsys.readouterr().out)["regressions"]
+    assert len(regs) == 2
+    assert all(r["params"] == ["1"] for r in regs)
+    assert main([*base, "--min-ratio", "3"]) == 0
+    regs = json.loads(capsys.readouterr().out)["regressions"]
+    assert regs
+    assert all(r["ratio"] >= 3 for r in regs)
+    assert main(["regressions", "--results", str(PVLIB_RESULTS), "--no-cache", "--limit", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "showing 1 (--limit 0: all)" in out
+    assert "\n2. " not in out
+
+
+def _broad(writer: AsvResultsWriter, fingerprints: list[str | None] | None = None) -> None:
+    for j in range(12):
+        writer.add_benchmark(f"w.W{j:02d}.time_x")
+    writer.write_meta()
+    for i in range(30):
+        values = {}
+        for j in range(12):
+            step = 1.4 if (i >= 15 and (fingerprints is not None or j < 8)) else 1.0
+            values[f"w.W{j:02d}.time_x"] = (
+                step * (1 + j) * 1e-5 * (1 + 0.01 * ((i * 7 + j) % 5 - 2))
+            )
+        writer.write_result(commit_hash(i), 1_600_000_000_000 + i * DAY, values)
+        if fingerprints is not None:
+            path = next(writer.root.glob(f"{writer.machine}/{commit_hash(i)[:8]}-*.json"))
+            doc = json.loads(path.read_text())
+            if fingerprints[i] is not None:
+                doc["params"]["fingerprint"] = fingerprints[i]
+            path.write_text(json.dumps(doc))
+
+
+def test_broad_event_is_labelled(
+    asv_writer: AsvResultsWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _broad(asv_writer)
+    assert main(["regressions", "--results", str(asv_writer.root)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("1 event (8 regressed series of 12), worst first:")
+    assert "broad: likely an environment, machine or core change" in out
+    assert "... and 5 more series" in out
+    assert main(["regressions", "--results", str(asv_writer.root), "--format", "json"]) == 0
+    (event,) = json.loads(capsys.readouterr().out)["events"]
+    assert event["broad"] is True
+    assert event["bad_commit"] == commit_hash(15)
+    assert event["good_commit"] == commit_hash(14)
+
+
+def test_fingerprint_change_is_no_regression(
+    asv_writer: AsvResultsWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every series x1.4 exactly where the host changed: a machine change, no regression."""
+    _broad(asv_writer, fingerprints=[None] * 5 + ["aaaa1111"] * 10 + ["bbbb2222"] * 15)
+    assert main(["regressions", "--results", str(asv_writer.root)]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines() == [
+        "No regressions in 12 series.",
+        f"machine changed at {commit_hash(5)[:8]} (m1): 12 series restarted",
+        f"machine changed at {commit_hash(15)[:8]} (m1): 12 series restarted",
+    ] or out.splitlines() == [
+        "No regressions in 12 series.",
+        f"machine changed at {commit_hash(15)[:8]} (m1): 12 series restarted",
+        f"machine changed at {commit_hash(5)[:8]} (m1): 12 series restarted",
+    ]
+    assert main(["regressions", "--results", str(asv_writer.root), "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["regressions"] == []
+    assert doc["events"] == []
+    change = next(c for c in doc["machine_changes"] if c["commit"] == commit_hash(15))
+    assert (change["before"], change["after"], change["series"]) == ("aaaa1111", "bbbb2222", 12)
+
+
+def test_html_regressions_page_lists_events_and_machine_changes(
+    asv_writer: AsvResultsWriter,
+) -> None:
+    from jaxbench.analyse.detect import scan
+    from jaxbench.analyse.events import group_events
+    from jaxbench.render import html
+    from jaxbench.store.series_table import load_series_table
+
+    _broad(asv_writer)
+    table = load_series_table(asv_writer.root, use_cache=False)
+    found, _fits = scan(table)
+    events = group_events(found.regressions, found.series_at)
+    page = html.render_regressions_page(
+        found.regressions,
+        html.summarize_table(table),
+        env_params={},
+        param_names={},
+        events=events,
+        machine_changes=found.machine_changes,
+    )
+    assert page.count('<li class="event broad"') == 1
+    assert f'data-commit="{commit_hash(15)}"' in page
+    assert "broad: likely an environment, machine or core change" in page
+    assert "8 of 12 series" in page
+    assert "and 3 more series" in page  # 5 shown of 8
+    (summary,) = html.summarize_table(table)
+    assert (summary.commits, summary.series, summary.failed_points) == (30, 12, 0)

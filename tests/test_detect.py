@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import itertools
+import math
 import random
 from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import PVLIB_MACHINE, PVLIB_RESULTS, AsvResultsWriter, commit_hash
@@ -343,3 +344,156 @@ def test_bad_asv_conf(tmp_path: Path, text: str, message: str) -> None:
         thresholds_from_asv_conf(conf)
     with pytest.raises(ResultsError, match="cannot read"):
         thresholds_from_asv_conf(tmp_path / "missing.json")
+
+
+# --- the whole-directory scan, its cache, fitted levels ---
+
+
+def _scan_answer(results: Path, *, use_cache: bool) -> tuple[object, ...]:
+    from jaxbench.analyse.detect import scan
+    from jaxbench.store.series_table import load_series_table, save_fits
+
+    table = load_series_table(results, use_cache=use_cache)
+    found, fits = scan(table, include_fixed=True)
+    save_fits(table, fits)
+    return (
+        found.regressions,
+        found.machine_changes,
+        found.n_series,
+        dict(found.series_at),
+        table.warnings,
+    )
+
+
+def test_scan_equals_find_regressions_on_pvlib(pvlib_history: History) -> None:
+    from conftest import PVLIB_RESULTS
+    from jaxbench.analyse.detect import scan
+    from jaxbench.store.series_table import load_series_table
+
+    found, _fits = scan(load_series_table(PVLIB_RESULTS, use_cache=False), include_fixed=True)
+    old = find_regressions(pvlib_history, include_fixed=True)
+
+    def ident(r: Regression) -> tuple[object, ...]:
+        return (r.key, r.good_commit, r.bad_commit, r.before, r.after, r.best_after, r.fixed_commit)
+
+    assert [ident(r) for r in found.regressions] == [ident(r) for r in old]
+    assert all(r.ratio > 1 and r.after > r.before for r in found.regressions)
+    assert found.machine_changes == ()  # no fingerprints: one unknown segment
+
+
+def test_steps_are_asvs_bit_for_bit(pvlib_history: History) -> None:
+    from asv import step_detect
+
+    from jaxbench.analyse.detect import _get_weight
+    from jaxbench.analyse.steps import detect_steps
+
+    for points in list(pvlib_history.series().values())[:40]:
+        kept = [p for p in points if not p.skipped]
+        y = [p.value for p in kept]
+        w = [_get_weight(p) for p in kept]
+        assert detect_steps(y, w) == step_detect.detect_steps(y, w)
+
+
+def test_after_is_the_fitted_level_never_below_before(asv_writer: AsvResultsWriter) -> None:
+    """A later outlier is asv's 'best after'; the listed 'after' is the fitted level."""
+    asv_writer.add_benchmark("w.W.time_x")
+    asv_writer.write_meta()
+    for i in range(40):
+        v = (1.0 if i < 20 else 2.0) * 1e-5 * (1 + 0.01 * ((i * 7) % 5 - 2))
+        if i == 30:
+            v = 1e-8  # one absurd outlier
+        asv_writer.write_result(commit_hash(i), i * DAY, {"w.W.time_x": v})
+    (reg,) = find_regressions(load_history(asv_writer.root))
+    assert reg.bad_commit == commit_hash(20)
+    assert reg.after == pytest.approx(2e-5, rel=0.03)
+    assert reg.ratio == pytest.approx(2.0, rel=0.05)
+    assert reg.best_after is not None
+    assert reg.best_after <= reg.after
+
+
+def test_corrupt_or_foreign_cache_is_rebuilt(asv_writer: AsvResultsWriter, tmp_path: Path) -> None:
+    from jaxbench.store.series_table import CACHE_NAME, load_series_table
+
+    asv_writer.add_benchmark("w.W.time_x")
+    asv_writer.write_meta()
+    for i in range(20):
+        v = (1.0 if i < 10 else 1.5) * 1e-5 * (1 + 0.01 * ((i * 7) % 5 - 2))
+        asv_writer.write_result(commit_hash(i), i * DAY, {"w.W.time_x": v})
+    cold = _scan_answer(asv_writer.root, use_cache=False)
+    cache = asv_writer.root / CACHE_NAME
+    assert not cache.exists()
+    assert _scan_answer(asv_writer.root, use_cache=True) == cold
+    assert cache.is_file()
+    assert load_series_table(asv_writer.root).from_cache
+    assert _scan_answer(asv_writer.root, use_cache=True) == cold
+    for garbage in (b"", b"not a zip", cache.read_bytes()[:100]):
+        cache.write_bytes(garbage)
+        assert _scan_answer(asv_writer.root, use_cache=True) == cold
+        assert load_series_table(asv_writer.root).from_cache  # rewritten, usable again
+    # a cache copied from another results directory is not trusted
+    other = AsvResultsWriter(tmp_path / "other")
+    other.add_benchmark("w.W.time_x")
+    other.write_meta()
+    for i in range(20):
+        other.write_result(commit_hash(i), i * DAY, {"w.W.time_x": 3e-5})
+    _scan_answer(other.root, use_cache=True)
+    cache.write_bytes((other.root / CACHE_NAME).read_bytes())
+    assert _scan_answer(asv_writer.root, use_cache=True) == cold
+    # a result file changed in place (same name, new content) is read again
+    asv_writer.write_result(commit_hash(19), 19 * DAY, {"w.W.time_x": 9e-5})
+    assert _scan_answer(asv_writer.root, use_cache=True) == _scan_answer(
+        asv_writer.root, use_cache=False
+    )
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    levels=st.lists(st.sampled_from([1.0, 1.0, 1.3, 2.0]), min_size=3, max_size=14),
+    failed=st.sets(st.integers(0, 20), max_size=3),
+    skipped=st.sets(st.integers(0, 20), max_size=4),
+    appended=st.lists(st.sampled_from([1.0, 1.5, 3.0]), min_size=1, max_size=3),
+    fingerprint_at=st.one_of(st.none(), st.integers(0, 16)),
+)
+def test_incremental_scan_equals_cold_scan(
+    levels: list[float],
+    failed: set[int],
+    skipped: set[int],
+    appended: list[float],
+    fingerprint_at: int | None,
+) -> None:
+    """For random histories and random appended commits, the cached answer is the cold one."""
+    import json
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        writer = AsvResultsWriter(Path(tmp) / "results")
+        writer.add_benchmark("w.W.time_x", params=[["1", "2"]])
+        writer.add_benchmark("w.W.track_work_flops", unit="flops")
+        writer.write_meta()
+
+        def write(i: int, level: float) -> None:
+            noise = 1 + 0.01 * ((i * 7) % 5 - 2)
+            time_x: list[float | None] = [level * 1e-5 * noise, 2 * level * 1e-5 * noise]
+            if i in failed:
+                time_x[0] = None
+            if i in skipped:
+                time_x[1] = math.nan  # asv's "skipped"
+            path = writer.write_result(
+                commit_hash(i),
+                i * DAY,
+                {"w.W.time_x": time_x, "w.W.track_work_flops": float(round(level * 100))},
+            )
+            if fingerprint_at is not None:
+                doc = json.loads(path.read_text())
+                doc["params"]["fingerprint"] = "a" if i < fingerprint_at else "b"
+                path.write_text(json.dumps(doc))
+
+        for i, level in enumerate(levels):
+            write(i, level)
+        assert _scan_answer(writer.root, use_cache=True) == _scan_answer(
+            writer.root, use_cache=False
+        )
+        for k, level in enumerate(appended):
+            write(len(levels) + k, level)
+            incremental = _scan_answer(writer.root, use_cache=True)
+            assert incremental == _scan_answer(writer.root, use_cache=False)

@@ -14,8 +14,23 @@ commit date (there is no git repository to linearize), this does what
    value is worse than the best value seen before. A step that a later
    improvement undid is not reported, as in asv's regressions page.
 
-``before`` is the fitted level before the step and ``after`` the best level
-after it (asv's ``jumps`` entries), so ``ratio = after / before``.
+``before`` and ``after`` are the fitted levels on either side of the step, so
+``ratio = after / before`` is above 1 for every regression listed; asv's
+``jumps`` entry holds the *best* level after the step instead, kept as
+``best_after`` (asv's regressions page shows that one, which a later outlier
+can put far below ``before``).
+
+A series is never fitted across a change of the machine's fingerprint (the
+``fingerprint`` that asv copies from ``machine.json`` into each result file's
+``params``): each run of equal fingerprints is fitted on its own, and the
+change is reported as a :class:`MachineChange`, never as a step. Result files
+without a fingerprint form one "unknown" segment.
+
+:func:`scan` runs all of this on a :class:`~jaxbench.store.series_table.SeriesTable`
+(the columns of a whole results directory), with asv's step fit vectorized
+(:mod:`jaxbench.analyse.steps`, bit-identical), fits reused by the digest of
+each segment's values and weights, and the remaining fits spread over
+processes.
 
 Thresholds follow ``asv.conf.json``'s ``regressions_thresholds``: regular
 expressions matched (``re.match``) against ``name`` or ``name(p1, p2)``; when
@@ -31,22 +46,32 @@ exact commit where it appeared (a matching ``thresholds`` entry still wins).
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import math
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from jaxbench.analyse.kinds import Kind, kind_of
 from jaxbench.errors import ResultsError
 from jaxbench.store import jsonc
 from jaxbench.store.results import History, Point, SeriesKey
 
+if TYPE_CHECKING:
+    from jaxbench.store.series_table import Fits, SeriesTable
+
 __all__ = [
     "DEFAULT_THRESHOLD",
     "EXACT_RELATIVE",
+    "MachineChange",
     "Regression",
+    "Scan",
     "find_regressions",
+    "scan",
     "series_regressions",
     "threshold_for",
     "thresholds_from_asv_conf",
@@ -77,6 +102,10 @@ class Regression:
     ratio: float
     unit: str
     fixed_commit: str | None = None
+    #: asv's "best value after the step" (its regressions page's "after")
+    best_after: float | None = None
+    #: the machine fingerprint of the fitted segment (None: unknown)
+    fingerprint: str | None = None
 
     @property
     def still_present(self) -> bool:
@@ -170,14 +199,13 @@ def _exact_steps(values: Sequence[float | None]) -> list[_Step]:
 
 def _steps_of(points: Sequence[Point], exact: bool) -> tuple[list[_Step], int]:
     """asv-style steps of one series and the minimum segment length to report."""
-    from asv import step_detect
+    from jaxbench.analyse.steps import detect_steps
 
     values = [p.value for p in points]
     if exact:
         return _exact_steps(values), 1
     weights = [_get_weight(p) for p in points]
-    steps: list[_Step] = step_detect.detect_steps(values, weights)
-    return steps, 2
+    return detect_steps(values, weights), 2
 
 
 def _jumps(steps: Sequence[_Step], threshold: float, min_size: int) -> list[_Jump]:
@@ -185,6 +213,26 @@ def _jumps(steps: Sequence[_Step], threshold: float, min_size: int) -> list[_Jum
 
     _last, _best, jumps = step_detect.detect_regressions(list(steps), threshold, min_size=min_size)
     return [(int(g), int(b), float(v0), float(v1)) for g, b, v0, v1 in jumps or ()]
+
+
+def _found_jumps(
+    steps: Sequence[_Step], threshold: float, min_size: int, include_fixed: bool
+) -> list[tuple[_Jump, float, int | None]]:
+    """(asv's jump, fitted level after it, index where it was undone or None), by position."""
+    final = _jumps(steps, threshold, min_size)
+    found: dict[int, tuple[_Jump, int | None]] = {j[1]: (j, None) for j in final}
+    if include_fixed:
+        open_jumps: dict[int, _Jump] = {}
+        for end in range(1, len(steps) + 1):
+            current = {j[1]: j for j in _jumps(steps[:end], threshold, min_size)}
+            for bad, jump in open_jumps.items():
+                if bad not in current and bad not in found:
+                    found[bad] = (jump, steps[end - 1][0])
+            open_jumps = current
+    level_at = {step[0]: step[2] for step in steps}
+    return [
+        (jump, level_at.get(bad, jump[3]), fixed) for bad, (jump, fixed) in sorted(found.items())
+    ]
 
 
 def series_regressions(
@@ -205,21 +253,12 @@ def series_regressions(
     if not points:
         return []
     steps, min_size = _steps_of(points, exact)
-    final = _jumps(steps, threshold, min_size)
-    # bad index -> (jump, fixed-at point index or None)
-    found: dict[int, tuple[_Jump, int | None]] = {j[1]: (j, None) for j in final}
-    if include_fixed:
-        open_jumps: dict[int, _Jump] = {}
-        for end in range(1, len(steps) + 1):
-            current = {j[1]: j for j in _jumps(steps[:end], threshold, min_size)}
-            for bad, jump in open_jumps.items():
-                if bad not in current and bad not in found:
-                    found[bad] = (jump, steps[end - 1][0])
-            open_jumps = current
     key = points[0].key
     kind = kind_of(key.benchmark)
     regressions: list[Regression] = []
-    for bad_idx, ((good_idx, _bad, before, after), fixed_idx) in sorted(found.items()):
+    for (good_idx, bad_idx, before, best), after, fixed_idx in _found_jumps(
+        steps, threshold, min_size, include_fixed
+    ):
         bad_point = points[bad_idx]
         regressions.append(
             Regression(
@@ -233,6 +272,7 @@ def series_regressions(
                 ratio=after / before if before else math.inf,
                 unit=bad_point.unit,
                 fixed_commit=None if fixed_idx is None else points[fixed_idx].commit,
+                best_after=best,
             )
         )
     return regressions
@@ -268,3 +308,210 @@ def find_regressions(
         )
     found.sort(key=lambda r: (-r.date, r.key, r.bad_commit))
     return found
+
+
+# ---------------------------------------------------------------------------
+# The whole-directory scan
+
+
+@dataclass(frozen=True)
+class MachineChange:
+    """Series of one machine and environment restarted at a fingerprint change."""
+
+    machine: str
+    env_name: str
+    commit: str
+    date: int
+    before: str | None
+    after: str | None
+    series: int
+
+
+@dataclass(frozen=True)
+class Scan:
+    """What a scan of a results directory found."""
+
+    regressions: tuple[Regression, ...]
+    machine_changes: tuple[MachineChange, ...]
+    n_series: int
+    #: (machine, env_name, commit) -> series with a point at that commit
+    series_at: Mapping[tuple[str, str, str], int]
+
+
+def _segment_digest(values: Any, weights: Any, quick: bool) -> bytes:
+    h = hashlib.blake2b(digest_size=16, person=b"quick" if quick else b"autogamma")
+    h.update(values.tobytes())
+    h.update(weights.tobytes())
+    return h.digest()
+
+
+def _fit_many(batch: Sequence[tuple[Any, Any, bool]]) -> list[list[_Step]]:
+    """asv fits of (values, weights, quick); NaN is missing, as asv reads None."""
+    from jaxbench.analyse.steps import detect_steps
+
+    return [detect_steps(y.tolist(), w.tolist(), quick=quick) for y, w, quick in batch]
+
+
+#: Below this many points to fit (about 1 s of fitting here), processes cost more than they save.
+PARALLEL_MIN_POINTS = 20_000
+
+
+def _fit_all(pending: Sequence[tuple[Any, Any, bool]], workers: int | None) -> list[list[_Step]]:
+    """asv step fits of every pending segment, in processes when it pays."""
+    total = sum(len(y) for y, _w, _q in pending)
+    n_workers = workers if workers is not None else min(os.cpu_count() or 1, 8)
+    if n_workers <= 1 or total < PARALLEL_MIN_POINTS or len(pending) < 2:
+        return _fit_many(pending)
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    # Batches of about equal work (a fit costs about linear time), big ones first.
+    order = sorted(range(len(pending)), key=lambda i: -len(pending[i][0]))
+    n_batches = n_workers * 4
+    batches: list[list[int]] = [[] for _ in range(n_batches)]
+    loads = [0] * n_batches
+    for i in order:
+        j = loads.index(min(loads))
+        batches[j].append(i)
+        loads[j] += len(pending[i][0]) + 50
+    batches = [b for b in batches if b]
+    results: list[list[_Step]] = [[] for _ in pending]
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(max_workers=n_workers, mp_context=context) as pool:
+        outputs = pool.map(_fit_many, [[pending[i] for i in b] for b in batches])
+        for batch, fitted in zip(batches, outputs, strict=True):
+            for i, steps in zip(batch, fitted, strict=True):
+                results[i] = steps
+    return results
+
+
+def scan(
+    table: SeriesTable,
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
+    thresholds: Mapping[str, float] | None = None,
+    include_fixed: bool = False,
+    workers: int | None = None,
+    quick: bool = False,
+) -> tuple[Scan, Fits]:
+    """Regressions and machine changes of every series of ``table``, newest first.
+
+    The same regressions as :func:`find_regressions` on the same files, with
+    ``after`` the fitted level, and each series cut at fingerprint changes.
+    ``quick``: asv's fit with its default penalty, not searched for (see
+    :func:`jaxbench.analyse.steps.detect_steps`). Returns the fits used
+    (digest -> steps) for the cache.
+    """
+    import numpy as np
+
+    files = table.files
+    fp_ids: dict[str | None, int] = {}
+    file_fp = np.asarray(
+        [fp_ids.setdefault(f.fingerprint, len(fp_ids)) for f in files], dtype=np.int64
+    )
+    series_at_file: Any = np.bincount(table.file_idx, minlength=len(files)) if len(files) else []
+    series_at = {
+        (f.machine, f.env_name, f.commit): int(series_at_file[i]) for i, f in enumerate(files)
+    }
+
+    # (series index, segment start, segment end, exact) and the fits still to do
+    segments: list[tuple[int, int, int, bool, bytes | None]] = []
+    pending: list[tuple[Any, Any, bool]] = []
+    pending_keys: list[bytes] = []
+    pending_set: set[bytes] = set()
+    used: Fits = {}
+    changes: dict[tuple[str, str, str, str | None, str | None], int] = {}
+    for i, key in enumerate(table.keys):
+        fidx, values, weights = table.points(i)
+        if not len(values):
+            continue
+        exact = kind_of(key.benchmark).exact
+        fps = file_fp[fidx]
+        cuts = [0, *(np.flatnonzero(fps[1:] != fps[:-1]) + 1).tolist(), len(values)]
+        for a, b in itertools.pairwise(cuts):
+            if a > 0:
+                prev_file, next_file = files[int(fidx[a - 1])], files[int(fidx[a])]
+                change = (
+                    key.machine,
+                    key.env_name,
+                    next_file.commit,
+                    prev_file.fingerprint,
+                    next_file.fingerprint,
+                )
+                changes[change] = changes.get(change, 0) + 1
+            digest = None
+            if not exact:
+                digest = _segment_digest(values[a:b], weights[a:b], quick)
+                cached = table.fits.get(digest)
+                if cached is not None:
+                    used[digest] = cached
+                elif digest not in pending_set:
+                    pending_set.add(digest)
+                    pending_keys.append(digest)
+                    pending.append((values[a:b], weights[a:b], quick))
+            segments.append((i, a, b, exact, digest))
+    for digest, new in zip(pending_keys, _fit_all(pending, workers), strict=True):
+        used[digest] = tuple(new)
+
+    found: list[Regression] = []
+    for i, a, b, exact, digest in segments:
+        key = table.keys[i]
+        fidx, values, _weights = table.points(i)
+        if exact:
+            fitted: Sequence[_Step] = _exact_steps(
+                [None if v != v else float(v) for v in values[a:b].tolist()]
+            )
+            min_size = 1
+            default = EXACT_RELATIVE
+        else:
+            assert digest is not None
+            fitted = list(used[digest])
+            min_size = 2
+            default = threshold
+        if not fitted:
+            continue
+        limit = threshold_for(key, thresholds, default)
+        kind = kind_of(key.benchmark)
+        unit = table.units.get(key.benchmark, "")
+        for (good_idx, bad_idx, before, best), after, fixed_idx in _found_jumps(
+            fitted, limit, min_size, include_fixed
+        ):
+            good = files[int(fidx[a + good_idx])]
+            bad = files[int(fidx[a + bad_idx])]
+            fixed = None if fixed_idx is None else files[int(fidx[a + fixed_idx])].commit
+            found.append(
+                Regression(
+                    key=key,
+                    kind=kind,
+                    good_commit=good.commit,
+                    bad_commit=bad.commit,
+                    date=bad.date,
+                    before=before,
+                    after=after,
+                    ratio=after / before if before else math.inf,
+                    unit=unit,
+                    fixed_commit=fixed,
+                    best_after=best,
+                    fingerprint=bad.fingerprint,
+                )
+            )
+    found.sort(key=lambda r: (-r.date, r.key, r.bad_commit))
+    dates = {f.commit: f.date for f in files}
+    machine_changes = tuple(
+        sorted(
+            (
+                MachineChange(m, e, c, dates[c], fb, fa, n)
+                for (m, e, c, fb, fa), n in changes.items()
+            ),
+            key=lambda x: (-x.date, x.machine, x.env_name),
+        )
+    )
+    return (
+        Scan(
+            regressions=tuple(found),
+            machine_changes=machine_changes,
+            n_series=len(table.keys),
+            series_at=series_at,
+        ),
+        used,
+    )

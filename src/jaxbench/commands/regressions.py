@@ -1,25 +1,37 @@
-"""``jaxbench regressions``: list what the results history flags, newest first.
+"""``jaxbench regressions``: which commits made things worse, worst first.
 
-Reads an asv results directory (no git repository needed), keys every series
-by machine, environment, benchmark, parameters and benchmark version, and
-runs asv's own step detection on each (see :mod:`jaxbench.analyse.detect`). Exit
-status 0 whether or not something is found (it is a listing); 2 on bad input.
+Reads an asv results directory (no git repository needed) through the scan
+cache beside it (:mod:`jaxbench.store.series_table`), keys every series by
+machine, environment, benchmark, parameters and benchmark version, cuts it at
+machine fingerprint changes, runs asv's own step detection on each piece (see
+:mod:`jaxbench.analyse.detect`) and groups the steps into events, one per
+machine, environment and commit (:mod:`jaxbench.analyse.events`). Exit status
+0 whether or not something is found (it is a listing); 2 on bad input.
 
 JSON output (``--format json``) is versioned::
 
-    {"format": 1, "regressions": [{...}, ...], "warnings": ["...", ...]}
+    {"format": 2, "events": [...], "regressions": [...], "machine_changes": [...],
+     "series": N, "warnings": ["...", ...]}
 
 Each regression has ``benchmark``, ``params`` (list of asv repr strings),
 ``machine``, ``env_name``, ``version``, ``kind``, ``good_commit``,
-``bad_commit``, ``date`` (ms), ``before``, ``after``, ``ratio`` (null when not
-finite), ``unit`` and ``fixed_commit`` (null unless ``--all`` found it undone).
+``bad_commit``, ``date`` (ms), ``before`` and ``after`` (the fitted levels on
+either side of the step), ``ratio`` (after / before, null when not finite),
+``best_after`` (asv's best value after the step), ``unit``, ``fingerprint``
+and ``fixed_commit`` (null unless ``--all`` found it undone). Each event has
+``machine``, ``env_name``, ``good_commit``, ``bad_commit``, ``date``,
+``broad``, ``series_measured``, ``severity``, ``kinds``, ``worst_ratio`` and
+its ``regressions`` (worst first). Format 1 had no events and gave asv's best
+value after the step as ``after``.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import math
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -37,12 +49,17 @@ __all__ = [
     "run",
 ]
 
-HELP = "list the regressions an asv results history shows (as asv publish finds them)"
-JSON_FORMAT = 1
+HELP = "list the commits that made an asv results history worse (asv's step detection)"
+JSON_FORMAT = 2
 _CONF_NAME = "asv.conf.json"
+#: Events shown by default (one screen); --limit 0 shows all.
+DEFAULT_LIMIT = 8
+#: Series shown per event in the text listing; the rest are counted.
+TOP_SERIES = 3
 
 if TYPE_CHECKING:
-    from jaxbench.analyse.detect import Regression
+    from jaxbench.analyse.detect import MachineChange, Regression
+    from jaxbench.analyse.events import Event
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -73,6 +90,43 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--all",
         action="store_true",
         help="also list regressions that a later commit undid (with the commit that did)",
+    )
+    parser.add_argument(
+        "--since",
+        default=None,
+        metavar="COMMIT|DATE",
+        help="only steps at or after this commit (hash or prefix) or date (YYYY-MM-DD, UTC)",
+    )
+    parser.add_argument(
+        "--benchmark", default=None, metavar="REGEX", help="only series whose name(params) matches"
+    )
+    parser.add_argument(
+        "--min-ratio",
+        type=float,
+        default=None,
+        help="only steps at least this large (after / before), e.g. 1.2",
+    )
+    parser.add_argument(
+        "--limit",
+        type=int,
+        default=DEFAULT_LIMIT,
+        help=f"events shown in the text listing (default {DEFAULT_LIMIT}; 0: all)",
+    )
+    parser.add_argument(
+        "--series",
+        action="store_true",
+        help="list every series' step, newest first, instead of events",
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="asv's step fit with its default penalty instead of asv publish's penalty search "
+        "(5-8x faster; see README 'Regression scan time')",
+    )
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="neither read nor write the scan cache beside the results",
     )
 
 
@@ -107,16 +161,56 @@ def _entry(reg: Regression) -> dict[str, Any]:
         "before": reg.before,
         "after": reg.after,
         "ratio": reg.ratio if math.isfinite(reg.ratio) else None,
+        "best_after": reg.best_after,
         "unit": reg.unit,
+        "fingerprint": reg.fingerprint,
         "fixed_commit": reg.fixed_commit,
     }
 
 
-def format_json(regressions: Sequence[Regression], warnings: Sequence[str]) -> str:
-    """The versioned JSON listing."""
+def _event_entry(event: Event) -> dict[str, Any]:
+    return {
+        "machine": event.machine,
+        "env_name": event.env_name,
+        "good_commit": event.good_commit,
+        "bad_commit": event.bad_commit,
+        "date": event.date,
+        "broad": event.broad,
+        "series_measured": event.series_measured,
+        "severity": round(event.severity, 6),
+        "kinds": [k.value for k in event.kinds],
+        "worst_ratio": event.worst_ratio if math.isfinite(event.worst_ratio) else None,
+        "regressions": [_entry(r) for r in event.regressions],
+    }
+
+
+def _change_entry(change: MachineChange) -> dict[str, Any]:
+    return {
+        "machine": change.machine,
+        "env_name": change.env_name,
+        "commit": change.commit,
+        "date": change.date,
+        "before": change.before,
+        "after": change.after,
+        "series": change.series,
+    }
+
+
+def format_json(
+    regressions: Sequence[Regression],
+    warnings: Sequence[str],
+    *,
+    events: Sequence[Event] = (),
+    machine_changes: Sequence[MachineChange] = (),
+    n_series: int = 0,
+) -> str:
+    """The versioned JSON listing (every event: --limit applies to text only)."""
     document = {
         "format": JSON_FORMAT,
+        "series": n_series,
+        "events": [_event_entry(e) for e in events],
         "regressions": [_entry(r) for r in regressions],
+        "machine_changes": [_change_entry(c) for c in machine_changes],
         "warnings": list(warnings),
     }
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
@@ -130,8 +224,72 @@ def _commits(reg: Regression) -> str:
     return span
 
 
+def _ratio_text(ratio: float) -> str:
+    return f"x{ratio:.2f}" if math.isfinite(ratio) else "inf"
+
+
+def _day(ms: int) -> str:
+    return datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.UTC).strftime("%Y-%m-%d")
+
+
+def _changes_text(changes: Sequence[MachineChange]) -> list[str]:
+    merged: dict[tuple[str, str], int] = {}
+    for c in changes:
+        merged[(c.machine, c.commit)] = merged.get((c.machine, c.commit), 0) + c.series
+    return [
+        f"machine changed at {commit[:8]} ({machine}): {n} series restarted"
+        for (machine, commit), n in merged.items()
+    ]
+
+
+def format_events(
+    events: Sequence[Event],
+    n_series: int,
+    *,
+    limit: int = DEFAULT_LIMIT,
+    machine_changes: Sequence[MachineChange] = (),
+) -> str:
+    """Events, most severe first: the top series of each, the rest counted."""
+    from jaxbench.analyse.events import BROAD_LABEL
+
+    lines: list[str] = []
+    n_regs = sum(len(e.regressions) for e in events)
+    if not events:
+        lines.append(f"No regressions in {n_series} series.")
+    else:
+        shown = events if limit <= 0 else events[:limit]
+        noun = "event" if len(events) == 1 else "events"
+        more = "" if len(shown) == len(events) else f"; showing {len(shown)} (--limit 0: all)"
+        lines.append(
+            f"{len(events)} {noun} ({n_regs} regressed series of {n_series}), worst first{more}:"
+        )
+        for number, event in enumerate(shown, 1):
+            span = event.bad_commit[:8]
+            if event.good_commit:
+                span = f"{event.good_commit[:8]}..{span}"
+            kinds = ", ".join(k.value for k in event.kinds)
+            lines.append(
+                f"{number}. {span}  {_day(event.date)}  {len(event.regressions)} of "
+                f"{event.series_measured} series, up to {_ratio_text(event.worst_ratio)} "
+                f"({kinds})  {event.machine} / {event.env_name}"
+            )
+            if event.broad:
+                lines.append(f"   broad: {BROAD_LABEL}")
+            for reg in event.regressions[:TOP_SERIES]:
+                lines.append(
+                    f"   {reg.key.entry_name}  {format_value(reg.before, reg.unit)} -> "
+                    f"{format_value(reg.after, reg.unit)}  {_ratio_text(reg.ratio)}"
+                    + (f" (undone at {reg.fixed_commit[:8]})" if reg.fixed_commit else "")
+                )
+            rest = len(event.regressions) - TOP_SERIES
+            if rest > 0:
+                lines.append(f"   ... and {rest} more series (--series, --format json)")
+    lines.extend(_changes_text(machine_changes))
+    return "\n".join(lines) + "\n"
+
+
 def format_text(regressions: Sequence[Regression], n_series: int) -> str:
-    """A table of regressions, newest first."""
+    """A table of regressions, newest first (``--series``)."""
     if not regressions:
         return f"No regressions in {n_series} series.\n"
     header = ("benchmark", "commits", "before", "after", "ratio", "kind", "environment", "machine")
@@ -183,23 +341,90 @@ def _settings(args: argparse.Namespace, cwd: Path) -> tuple[Path, dict[str, floa
     return (results if results is not None else cwd / "results"), thresholds
 
 
+def _since_date(since: str, commit_dates: dict[str, int]) -> int:
+    """Milliseconds since the epoch from ``--since COMMIT|DATE``."""
+    text = since.strip()
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+        try:
+            day = datetime.datetime.strptime(text, "%Y-%m-%d").replace(tzinfo=datetime.UTC)
+        except ValueError:
+            raise UsageError(f"--since {since!r} is not a date; use YYYY-MM-DD") from None
+        return int(day.timestamp() * 1000)
+    wanted = text.lower()
+    matches = sorted(c for c in commit_dates if wanted and c.lower().startswith(wanted))
+    if len(matches) != 1:
+        why = "matches no commit" if not matches else "is ambiguous"
+        raise UsageError(
+            f"--since {since!r} {why} in the results; give a commit hash (prefix) or YYYY-MM-DD"
+        )
+    return commit_dates[matches[0]]
+
+
+def _check_options(args: argparse.Namespace) -> re.Pattern[str] | None:
+    if args.min_ratio is not None and (not math.isfinite(args.min_ratio) or args.min_ratio < 1):
+        raise UsageError(f"--min-ratio {args.min_ratio} must be a number >= 1, e.g. 1.2")
+    if args.limit < 0:
+        raise UsageError(f"--limit {args.limit} must be >= 0 (0: all events)")
+    if args.benchmark is None:
+        return None
+    try:
+        return re.compile(args.benchmark)
+    except re.error as exc:
+        raise UsageError(
+            f"--benchmark {args.benchmark!r} is not a regular expression ({exc})"
+        ) from None
+
+
 def run(args: argparse.Namespace) -> int:
     """List the regressions; exit 0 whether or not there are any."""
-    from jaxbench.analyse.detect import DEFAULT_THRESHOLD, find_regressions
-    from jaxbench.store.results import load_history
+    from jaxbench.analyse.detect import DEFAULT_THRESHOLD, scan
+    from jaxbench.analyse.events import group_events
+    from jaxbench.store.series_table import load_series_table, save_fits
 
     threshold = DEFAULT_THRESHOLD if args.threshold is None else args.threshold
     if not math.isfinite(threshold) or threshold < 0:
         raise UsageError(f"--threshold {args.threshold} must be a number >= 0, e.g. 0.05")
+    pattern = _check_options(args)
     results_dir, thresholds = _settings(args, Path.cwd())
-    history = load_history(results_dir, machine=args.machine, env_name=args.env)
-    regressions = find_regressions(
-        history, threshold=threshold, thresholds=thresholds, include_fixed=args.all
+    table = load_series_table(
+        results_dir, machine=args.machine, env_name=args.env, use_cache=not args.no_cache
     )
+    found, fits = scan(
+        table,
+        threshold=threshold,
+        thresholds=thresholds,
+        include_fixed=args.all,
+        quick=args.quick,
+    )
+    save_fits(table, fits)
+    regressions = list(found.regressions)
+    changes = list(found.machine_changes)
+    if args.since is not None:
+        start = _since_date(args.since, {f.commit: f.date for f in table.files})
+        regressions = [r for r in regressions if r.date >= start]
+        changes = [c for c in changes if c.date >= start]
+    if pattern is not None:
+        regressions = [r for r in regressions if pattern.search(r.key.entry_name)]
+    if args.min_ratio is not None:
+        regressions = [r for r in regressions if r.ratio >= args.min_ratio]
+    events = group_events(regressions, found.series_at)
     if args.format == "json":
-        sys.stdout.write(format_json(regressions, history.warnings))
+        sys.stdout.write(
+            format_json(
+                regressions,
+                table.warnings,
+                events=events,
+                machine_changes=changes,
+                n_series=found.n_series,
+            )
+        )
         return 0
-    for warning in history.warnings:
+    for warning in table.warnings:
         print(f"jaxbench: warning: {warning}", file=sys.stderr)
-    sys.stdout.write(format_text(regressions, len(history.series())))
+    if args.series:
+        text = format_text(regressions, found.n_series)
+        text += "".join(line + "\n" for line in _changes_text(changes))
+    else:
+        text = format_events(events, found.n_series, limit=args.limit, machine_changes=changes)
+    sys.stdout.write(text)
     return 0

@@ -27,12 +27,17 @@ import html
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from jaxbench.analyse.detect import Regression
+from jaxbench.analyse.detect import MachineChange, Regression
+from jaxbench.analyse.events import Event
 from jaxbench.analyse.kinds import TOLERANCE_TRACK, Kind
 from jaxbench.errors import UsageError
 from jaxbench.store.results import History
+
+if TYPE_CHECKING:
+    from jaxbench.store.series_table import SeriesTable
 
 __all__ = [
     "KIND_SECTIONS",
@@ -284,6 +289,42 @@ def summarize(history: History) -> tuple[EnvSummary, ...]:
     )
 
 
+def summarize_table(table: SeriesTable) -> tuple[EnvSummary, ...]:
+    """:func:`summarize` from the scan's columns (same figures, no Point objects)."""
+    import numpy as np
+
+    keys: dict[tuple[str, str], list[int]] = {}
+    for i, k in enumerate(table.keys):
+        keys.setdefault((k.machine, k.env_name), []).append(i)
+    failed_per_series = (
+        np.add.reduceat(np.isnan(table.values).astype(np.int64), table.offsets[:-1])
+        if len(table.values)
+        else np.zeros(len(table.keys), dtype=np.int64)
+    )
+    lengths = np.diff(table.offsets)
+    out: list[EnvSummary] = []
+    for env, idx in sorted(keys.items()):
+        present = [i for i in idx if lengths[i] > 0]
+        if not present:
+            continue
+        fidx = np.unique(np.concatenate([table.points(i)[0] for i in present]))
+        dates = [table.files[int(j)].date for j in fidx]
+        commits = {table.files[int(j)].commit for j in fidx}
+        out.append(
+            EnvSummary(
+                machine=env[0],
+                env_name=env[1],
+                commits=len(commits),
+                benchmarks=len({table.keys[i].benchmark for i in present}),
+                series=len(present),
+                failed_points=int(sum(int(failed_per_series[i]) for i in present)),
+                first_date=min(dates),
+                last_date=max(dates),
+            )
+        )
+    return tuple(out)
+
+
 def _encode(text: str) -> str:
     """JavaScript's ``encodeURIComponent``, which asv's ``parse_hash_string`` undoes."""
     return quote(text, safe="-_.!~*'()")
@@ -417,6 +458,55 @@ def _summary_table(summaries: Sequence[EnvSummary]) -> str:
     )
 
 
+#: Series shown per event on the page; the rest are counted.
+EVENT_TOP_SERIES = 5
+
+
+def _events_section(
+    events: Sequence[Event], changes: Sequence[MachineChange], hash_length: int
+) -> str:
+    from jaxbench.analyse.events import BROAD_LABEL
+
+    items: list[str] = []
+    for event in events:
+        bad = event.bad_commit[:hash_length]
+        span = f"{event.good_commit[:hash_length]}..{bad}" if event.good_commit else bad
+        kinds = ", ".join(k.value for k in event.kinds)
+        broad = (
+            f' <span class="flag broad">broad: {_esc(BROAD_LABEL)}</span>' if event.broad else ""
+        )
+        series = "".join(
+            f"<li>{_esc(r.key.entry_name)}: {_esc(format_value(r.before, r.unit))} → "
+            f"{_esc(format_value(r.after, r.unit))} {_esc(_ratio(r.ratio))}</li>"
+            for r in event.regressions[:EVENT_TOP_SERIES]
+        )
+        rest = len(event.regressions) - EVENT_TOP_SERIES
+        more = f'<li class="more">and {rest} more series</li>' if rest > 0 else ""
+        items.append(
+            f'<li class="event{" broad" if event.broad else ""}" '
+            f'data-commit="{_esc(event.bad_commit)}">'
+            f'<span class="commit">{_esc(span)}</span> {_esc(_date(event.date))}: '
+            f"{len(event.regressions)} of {event.series_measured} series, up to "
+            f"{_esc(_ratio(event.worst_ratio))} ({_esc(kinds)}), {_esc(event.machine)} / "
+            f'<span class="env">{_esc(event.env_name)}</span>{broad}<ul>{series}{more}</ul></li>'
+        )
+    changed = "".join(
+        f'<li class="machine-change" data-commit="{_esc(c.commit)}">machine changed at '
+        f"{_esc(c.commit[:hash_length])} ({_esc(c.machine)} / "
+        f'<span class="env">{_esc(c.env_name)}</span>): {c.series} series restarted</li>'
+        for c in changes
+    )
+    body = f'<ol class="events">{"".join(items)}</ol>' if items else '<p class="none">None.</p>'
+    if changed:
+        body += f'<ul class="machine-changes">{changed}</ul>'
+    return (
+        f'<section id="events"><h2>Events <span class="count">{len(events)}</span></h2>'
+        '<p class="explain">Commits that made things worse, per machine and environment, '
+        "most severe first (correctness and work first, then size times breadth).</p>"
+        f"{body}</section>"
+    )
+
+
 def render_regressions_page(
     regressions: Sequence[Regression],
     summaries: Sequence[EnvSummary],
@@ -426,6 +516,8 @@ def render_regressions_page(
     project: str = "project",
     hash_length: int = 8,
     warnings: Sequence[str] = (),
+    events: Sequence[Event] | None = None,
+    machine_changes: Sequence[MachineChange] = (),
 ) -> str:
     """The regressions page (``jaxbench/regressions.html``) as HTML text.
 
@@ -482,6 +574,11 @@ def render_regressions_page(
         "commit of their series. Each benchmark links to its asv graph with the step's "
         "commits highlighted.</p>\n"
         f'<ul class="toc">{toc}</ul>\n'
+        + (
+            _events_section(events, machine_changes, hash_length) + "\n"
+            if events is not None
+            else ""
+        )
         + "\n".join(sections)
         + f'\n<section id="environments"><h2>History</h2>{_summary_table(summaries)}</section>\n'
         + notes

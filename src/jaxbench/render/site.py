@@ -5,8 +5,9 @@ command line).
 
 Steps:
 
-1. Read the results (:func:`jaxbench.store.results.load_history`) and find the
-   regressions (:func:`jaxbench.analyse.detect.find_regressions`, with the
+1. Scan the results (:func:`jaxbench.store.series_table.load_series_table`,
+   through the scan cache beside them, and :func:`jaxbench.analyse.detect.scan`,
+   the same scan and cache as ``jaxbench regressions``, with the
    ``regressions_thresholds`` of ``asv.conf.json``) first, so bad results stop
    the command before anything is written. A result file with an infinite
    value is refused here: asv 0.6.6's ``asv publish`` hangs on one (its step
@@ -42,10 +43,13 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from jaxbench.analyse.detect import find_regressions, read_asv_conf, thresholds_from_asv_conf
+from jaxbench.analyse.detect import read_asv_conf, scan, thresholds_from_asv_conf
+from jaxbench.analyse.events import group_events
 from jaxbench.errors import ResultsError, UsageError
 from jaxbench.render import html
-from jaxbench.store.results import load_history, read_env_params
+from jaxbench.store.benchmarks_json import read_benchmarks_json_or_warn
+from jaxbench.store.results import read_env_params
+from jaxbench.store.series_table import load_series_table, save_fits
 
 __all__ = ["PUBLISH_TIMEOUT", "PublishOutcome", "check_repo", "publish"]
 
@@ -198,7 +202,7 @@ def publish(
     _check_html_dir(target, [results, config.resolve(), conf_dir])
     check_repo(conf, conf_dir, config)
 
-    history = load_history(results)
+    history = load_series_table(results)
     if history.infinite_files:
         first = history.infinite_files[0]
         raise ResultsError(
@@ -206,16 +210,21 @@ def publish(
             "on which asv publish's step detection never finishes; delete those files or "
             "re-run 'asv run' for those commits"
         )
-    regressions = find_regressions(history, thresholds=thresholds_from_asv_conf(config))
+    found, fits = scan(history, thresholds=thresholds_from_asv_conf(config))
+    save_fits(history, fits)
+    regressions = found.regressions
+    benchmarks, _ = read_benchmarks_json_or_warn(results / "benchmarks.json")
     hash_length = conf.get("hash_length", 8)
     page = html.render_regressions_page(
         regressions,
-        html.summarize(history),
+        html.summarize_table(history),
         env_params=read_env_params(results),
-        param_names=history.benchmarks.param_names(),
+        param_names=benchmarks.param_names(),
         project=str(conf.get("project", "project")),
         hash_length=hash_length if isinstance(hash_length, int) else 8,
         warnings=history.warnings,
+        events=group_events(regressions, found.series_at),
+        machine_changes=found.machine_changes,
     )
 
     try:

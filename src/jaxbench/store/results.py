@@ -30,7 +30,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,7 +43,9 @@ from jaxbench.store.benchmarks_json import (
 )
 
 __all__ = [
+    "FINGERPRINT_KEY",
     "RESULTS_FORMAT",
+    "FileScan",
     "History",
     "Point",
     "SeriesKey",
@@ -52,12 +54,16 @@ __all__ = [
     "load_result_file",
     "read_env_params",
     "read_units",
+    "scan_result_file",
 ]
 
 #: The result-file format this reader understands natively (asv's ``Results.api_version``).
 RESULTS_FORMAT = 2
 _MACHINE_FORMAT = 1
 _SKIP_FILES = frozenset({"machine.json", "benchmarks.json"})
+#: The key of a result file's ``params`` (copied by asv from machine.json) that
+#: identifies the host; a series is never step-fitted across a change of it.
+FINGERPRINT_KEY = "fingerprint"
 _RERUN = "delete the file and re-run 'asv run' for that commit"
 
 
@@ -270,9 +276,8 @@ def _read_result_file(
         raise ResultsError(f"{path}: malformed result file ({exc!r}); {_RERUN}") from None
 
 
-def _points_from_format2(
-    data: dict[str, Any], path: Path, units: Mapping[str, str], machine: str | None
-) -> tuple[list[Point], list[tuple[str, bool]]]:
+def _header_of_format2(data: dict[str, Any], path: Path, machine: str | None) -> _Header:
+    """commit, env, date, machine, params and columns of a format-2 dict, checked."""
     commit = data["commit_hash"]
     env_name = data["env_name"]
     date = data["date"]
@@ -299,10 +304,35 @@ def _points_from_format2(
             f"{path}: machine is {file_machine!r}, not {machine!r} as in machine.json; "
             "move the file to the right machine directory"
         )
+    fingerprint = params.get(FINGERPRINT_KEY)
+    return _Header(
+        commit=commit,
+        env_name=env_name,
+        date=int(date),
+        machine=machine,
+        fingerprint=str(fingerprint) if fingerprint not in (None, "") else None,
+        columns=columns,
+        results=results,
+    )
 
-    points: list[Point] = []
-    non_finite: list[tuple[str, bool]] = []
-    for bench, raw_row in results.items():
+
+@dataclass(frozen=True)
+class _Header:
+    commit: str
+    env_name: str
+    date: int
+    machine: str
+    fingerprint: str | None
+    columns: list[str]
+    results: dict[str, Any]
+
+
+def _rows_of_format2(
+    header: _Header, path: Path
+) -> Iterator[tuple[str, str | None, list[tuple[str, ...]], dict[str, Any]]]:
+    """(benchmark, version, parameter combinations, row by column name) of each result row."""
+    columns = header.columns
+    for bench, raw_row in header.results.items():
         if not isinstance(raw_row, list):
             raise ResultsError(f"{path}: result row of {bench} is not a list; {_RERUN}")
         row = dict(zip(columns, raw_row, strict=False))
@@ -312,6 +342,20 @@ def _points_from_format2(
         ):
             raise ResultsError(f"{path}: 'params' of {bench} is malformed; {_RERUN}")
         combos = [tuple(c) for c in itertools.product(*bench_params)]
+        version = row.get("version")
+        if version is not None and not isinstance(version, str):
+            raise ResultsError(f"{path}: version of {bench} is not a string; {_RERUN}")
+        yield bench, version, combos, row
+
+
+def _points_from_format2(
+    data: dict[str, Any], path: Path, units: Mapping[str, str], machine: str | None
+) -> tuple[list[Point], list[tuple[str, bool]]]:
+    header = _header_of_format2(data, path, machine)
+    commit, env_name, date = header.commit, header.env_name, header.date
+    points: list[Point] = []
+    non_finite: list[tuple[str, bool]] = []
+    for bench, version, combos, row in _rows_of_format2(header, path):
         n = len(combos)
         values = _column(row, "result", n, path, bench)
         samples = _column(row, "samples", n, path, bench)
@@ -321,10 +365,7 @@ def _points_from_format2(
         q75 = _column(row, "stats_q_75", n, path, bench)
         numbers = _column(row, "stats_number", n, path, bench)
         repeats = _column(row, "stats_repeat", n, path, bench)
-        version = row.get("version")
-        if version is not None and not isinstance(version, str):
-            raise ResultsError(f"{path}: version of {bench} is not a string; {_RERUN}")
-        key_base = (machine, env_name, bench)
+        key_base = (header.machine, env_name, bench)
         for j, combo in enumerate(combos):
             raw = values[j]
             if raw is not None and not _is_number(raw):
@@ -343,7 +384,7 @@ def _points_from_format2(
                 Point(
                     key=SeriesKey(*key_base, params=combo, version=version),
                     commit=commit,
-                    date=int(date),
+                    date=date,
                     value=value,
                     samples=clean_samples,
                     ci_99=_pair(ci_a[j], ci_b[j]),
@@ -355,6 +396,143 @@ def _points_from_format2(
                 )
             )
     return points, non_finite
+
+
+@dataclass(frozen=True)
+class FileScan:
+    """What the regression scan needs from one result file (no samples, no Point objects).
+
+    ``rows`` holds one entry per benchmark: (benchmark, version, parameter
+    combinations). ``values`` and ``weights`` are NumPy arrays with one entry
+    per combination of every row, in row order: the value is NaN for a failed
+    point, the weight asv's ``2 / |ci_99_b - ci_99_a|`` or NaN where asv's
+    ``get_weight`` gives None. ``keep`` is False for skipped points (asv's
+    NaN), which the scan leaves out of every series.
+    """
+
+    commit: str
+    env_name: str
+    date: int
+    machine: str
+    fingerprint: str | None
+    rows: tuple[tuple[str, str | None, tuple[tuple[str, ...], ...]], ...]
+    values: Any
+    weights: Any
+    keep: Any
+    #: (benchmark, skipped) of each NaN or infinite value, as load_history warns about them
+    non_finite: tuple[tuple[str, bool], ...]
+    #: failed points (asv's null, or an infinite value)
+    failed: int
+
+
+_NUMBER_TYPES = frozenset({float, int, type(None)})
+_COMBOS: dict[Any, tuple[tuple[str, ...], ...]] = {}
+
+
+def _combos_of(bench_params: list[list[str]]) -> tuple[tuple[str, ...], ...]:
+    """itertools.product of a row's parameter lists, remembered (rows repeat file to file)."""
+    ident = tuple(tuple(p) for p in bench_params)
+    found = _COMBOS.get(ident)
+    if found is None:
+        if len(_COMBOS) > 10_000:
+            _COMBOS.clear()
+        found = _COMBOS[ident] = tuple(itertools.product(*ident))
+    return found
+
+
+def _interval_bound(column: list[Any]) -> Any:
+    """A ci_99 column as float64; anything that is not a finite number reads NaN (no weight)."""
+    import numpy as np
+
+    if set(map(type, column)) <= _NUMBER_TYPES:
+        return np.asarray(column, dtype=np.float64)
+    return np.asarray([_as_float(v) for v in column], dtype=np.float64)
+
+
+def scan_result_file(path: Path, machine: str | None, data: Any = None) -> FileScan:
+    """A result file read for the scan: same checks as :func:`load_history`, less kept.
+
+    ``data`` is the file's parsed JSON when the caller has read it already.
+    Raises :class:`ResultsError` naming the file when it cannot be read.
+    """
+    import numpy as np
+
+    if data is None:
+        data = _load_json(path)
+    fmt2 = _format2(data, path)
+    try:
+        header = _header_of_format2(fmt2, path, machine)
+        rows: list[tuple[str, str | None, tuple[tuple[str, ...], ...]]] = []
+        raw_values: list[Any] = []
+        raw_a: list[Any] = []
+        raw_b: list[Any] = []
+        owner: list[str] = []
+        columns = header.columns
+        for bench, raw_row in header.results.items():
+            if not isinstance(raw_row, list):
+                raise ResultsError(f"{path}: result row of {bench} is not a list; {_RERUN}")
+            row = dict(zip(columns, raw_row, strict=False))
+            bench_params = row.get("params") or []
+            if not isinstance(bench_params, list) or not all(
+                isinstance(p, list) and all(isinstance(v, str) for v in p) for p in bench_params
+            ):
+                raise ResultsError(f"{path}: 'params' of {bench} is malformed; {_RERUN}")
+            version = row.get("version")
+            if version is not None and not isinstance(version, str):
+                raise ResultsError(f"{path}: version of {bench} is not a string; {_RERUN}")
+            combos = _combos_of(bench_params)
+            n = len(combos)
+            raw_values += _column(row, "result", n, path, bench)
+            raw_a += _column(row, "stats_ci_99_a", n, path, bench)
+            raw_b += _column(row, "stats_ci_99_b", n, path, bench)
+            rows.append((bench, version, combos))
+        if not set(map(type, raw_values)) <= _NUMBER_TYPES:
+            for bench, _version, combos in rows:
+                owner += [bench] * len(combos)
+            j = next(i for i, v in enumerate(raw_values) if type(v) not in _NUMBER_TYPES)
+            raise ResultsError(f"{path}: result of {owner[j]} is not a number; {_RERUN}")
+        values = np.asarray(raw_values, dtype=np.float64)
+        ci_a, ci_b = _interval_bound(raw_a), _interval_bound(raw_b)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            weights = 2 / np.abs(ci_b - ci_a)
+        # asv's get_weight: None for an infinite bound or a zero width
+        weights[~(np.isfinite(ci_a) & np.isfinite(ci_b)) | (ci_a == ci_b)] = np.nan
+        keep = np.ones(len(values), dtype=bool)
+        non_finite: list[tuple[str, bool]] = []
+        failed = 0
+        bad = np.flatnonzero(~np.isfinite(values)).tolist()
+        if bad:
+            for bench, _version, combos in rows:
+                owner += [bench] * len(combos)
+            for j in bad:
+                raw = raw_values[j]
+                if raw is None:
+                    failed += 1
+                    continue
+                skipped = math.isnan(raw)
+                non_finite.append((owner[j], skipped))
+                if skipped:
+                    keep[j] = False
+                else:
+                    failed += 1
+                    values[j] = math.nan
+    except ResultsError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        raise ResultsError(f"{path}: malformed result file ({exc!r}); {_RERUN}") from None
+    return FileScan(
+        commit=header.commit,
+        env_name=header.env_name,
+        date=header.date,
+        machine=header.machine,
+        fingerprint=header.fingerprint,
+        rows=tuple(rows),
+        values=values,
+        weights=weights,
+        keep=keep,
+        non_finite=tuple(non_finite),
+        failed=failed,
+    )
 
 
 def load_result_file(path: Path, benchmarks_json: Path | None = None) -> list[Point]:

@@ -1,0 +1,127 @@
+"""Scan time and peak memory of ``jaxbench regressions`` on a large history, cold and cached.
+
+On a history written by ``bench/gen_history.py`` (generated into DIR when
+DIR/results is missing), each run is a fresh ``python -m jaxbench regressions
+--results DIR/results --format json`` subprocess; wall time from
+``time.perf_counter``, peak memory from ``getrusage(RUSAGE_CHILDREN)`` (the
+largest resident set of any process of the run, the fitting workers included):
+
+1. cold: no cache;
+2. cached: nothing changed since (every file's digest found in the cache);
+3. one file appended: one new commit's result file in one environment
+   (a copy of the newest one with a new commit and date, values x1.01);
+4. one commit on every environment: the same for each machine and environment.
+
+Each line also says whether the answer (the JSON listing) equals a cold
+scan's of the same files. ``--quick`` times ``regressions --quick`` instead.
+
+Usage: ``python bench/bench_scan.py DIR [--scale 1.0] [--quick] [--cold-only]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+CACHE = ".jaxbench-scan-cache.npz"
+
+
+def run(results: Path, quick: bool, no_cache: bool = False) -> tuple[float, float, str]:
+    """(seconds, peak MiB of the largest process, stdout) of one regressions run."""
+    argv = [sys.executable, "-m", "jaxbench", "regressions", "--results", str(results)]
+    argv += ["--format", "json"] + (["--quick"] if quick else [])
+    argv += ["--no-cache"] if no_cache else []
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    start = time.perf_counter()
+    proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    if proc.returncode != 0:
+        raise SystemExit(proc.stderr)
+    # ru_maxrss only grows: a run below the earlier peak reads as that peak
+    return elapsed, max(peak, before) / 1024, proc.stdout
+
+
+def append_commit(results: Path, machine: str, env: str, k: int) -> None:
+    """One more commit's result file for (machine, env): the newest, moved a day on."""
+    newest = max(
+        (json.loads(p.read_text()) for p in (results / machine).glob(f"*-{env}.json")),
+        key=lambda d: d["date"],
+    )
+    commit = f"{0xFEED0000 + k:08x}" + "cd" * 16
+    newest["commit_hash"] = commit
+    newest["date"] += 86_400_000
+    for row in newest["results"].values():
+        row[0] = [v * 1.01 if isinstance(v, float) else v for v in row[0]]
+    (results / machine / f"{commit[:8]}-{env}.json").write_text(json.dumps(newest))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("dir", type=Path)
+    parser.add_argument("--scale", type=float, default=1.0)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--cold-only", action="store_true", help="only the cold scan")
+    opts = parser.parse_args()
+    results = opts.dir / "results"
+    if not results.is_dir():
+        subprocess.run(
+            [
+                sys.executable,
+                str(Path(__file__).parent / "gen_history.py"),
+                str(opts.dir),
+                *("--scale", str(opts.scale)),
+            ],
+            check=True,
+        )
+    for extra in results.glob("*/feed*.json"):
+        extra.unlink()  # appended by an earlier run of this script
+    (results / CACHE).unlink(missing_ok=True)
+    n_files = sum(1 for _ in results.glob("*/*-*.json"))
+    mode = "--quick" if opts.quick else "asv's penalty search"
+    print(f"history: {results} ({n_files} result files), fit: {mode}")
+
+    cold, cold_mem, cold_out = run(results, opts.quick)
+    n_series = json.loads(cold_out)["series"]
+    print(
+        f"cold:                        {cold:7.2f} s  peak {cold_mem:6.0f} MiB  ({n_series} series)"
+    )
+    if opts.cold_only:
+        (results / CACHE).unlink(missing_ok=True)
+        return
+    warm, _mem, warm_out = run(results, opts.quick)
+    print(
+        f"cached, nothing changed:     {warm:7.2f} s  ({warm / cold:.1%} of cold)  "
+        f"same answer: {warm_out == cold_out}"
+    )
+
+    append_commit(results, "m-a", "py3.10-numpy1", 1)
+    inc, _mem, inc_out = run(results, opts.quick)
+    ref, _m, ref_out = run(results, opts.quick, no_cache=True)
+    print(
+        f"one file appended:           {inc:7.2f} s  ({inc / ref:.1%} of cold {ref:.2f} s)  "
+        f"same answer: {inc_out == ref_out}"
+    )
+
+    for k, (machine, env) in enumerate(
+        [("m-a", "py3.10-numpy1"), ("m-a", "py3.11-numpy2"), ("m-b", "py3.11-numpy2")], 2
+    ):
+        append_commit(results, machine, env, k)
+    inc, _mem, inc_out = run(results, opts.quick)
+    ref, _m, ref_out = run(results, opts.quick, no_cache=True)
+    print(
+        f"one commit, every env:       {inc:7.2f} s  ({inc / ref:.1%} of cold {ref:.2f} s)  "
+        f"same answer: {inc_out == ref_out}"
+    )
+    for extra in results.glob("*/feed*.json"):
+        extra.unlink()
+    (results / CACHE).unlink(missing_ok=True)
+
+
+if __name__ == "__main__":
+    main()
