@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from jaxbench.analyse.stats import (
     DEFAULT_ALPHA,
@@ -33,7 +34,7 @@ from jaxbench.analyse.stats import (
     compare_paired,
     paired_round_estimates,
 )
-from jaxbench.store.paired import PairedEstimate, PairedRun
+from jaxbench.store.paired import PairedEstimate, PairedRun, check_commits
 
 __all__ = [
     "ChainPoint",
@@ -43,6 +44,7 @@ __all__ = [
     "chain_series",
     "estimate_pair",
     "flagged",
+    "paired_series",
 ]
 
 
@@ -175,3 +177,11 @@ def flagged(series: Iterable[PairedSeries]) -> list[tuple[PairedSeries, ChainPoi
     found = [(s, p) for s in series for p in s.flagged]
     found.sort(key=lambda sp: (-(sp[1].step.ratio if sp[1].step else 0.0), sp[0].name))
     return found
+
+
+def paired_series(
+    runs: Sequence[PairedRun], commit_order: Sequence[str], results_dir: Path
+) -> list[PairedSeries]:
+    """The chained series of ``runs``, after refusing any pair that names an unknown commit."""
+    check_commits(runs, set(commit_order), results_dir)
+    return chain_series(runs, commit_order)

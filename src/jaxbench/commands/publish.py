@@ -39,6 +39,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from jaxbench.errors import ResultsError, UsageError
 
@@ -52,6 +53,9 @@ __all__ = [
     "read_param_names",
     "run",
 ]
+
+if TYPE_CHECKING:
+    from jaxbench.store.results import History
 
 HELP = "Publish the asv history as HTML that works offline, with a regressions page by kind."
 
@@ -239,17 +243,43 @@ def _run_asv_publish(
     return output
 
 
-def _finish_site(site: Path, page: str) -> None:
-    """Make asv's site in ``site`` work offline and add our page to it."""
+def _finish_site(site: Path, page: str, paired_page: str | None = None) -> None:
+    """Make asv's site in ``site`` work offline and add our pages to it."""
     from jaxbench.render import html
+    from jaxbench.render.paired import PAIRED_PAGE, add_paired_nav
 
     index = site / "index.html"
-    index.write_text(html.localize_asv_index(index.read_text(encoding="utf-8")), encoding="utf-8")
+    localized = html.localize_asv_index(index.read_text(encoding="utf-8"))
+    if paired_page is not None:
+        localized = add_paired_nav(localized)
+        (site / PAIRED_PAGE).parent.mkdir(parents=True, exist_ok=True)
+        (site / PAIRED_PAGE).write_text(paired_page, encoding="utf-8")
+    index.write_text(localized, encoding="utf-8")
     assets = resources.files("jaxbench").joinpath("assets")
     with resources.as_file(assets) as assets_dir:
         shutil.copytree(assets_dir / "vendor", site / html.VENDOR_DIR)
         shutil.copyfile(assets_dir / "jaxbench.css", site / html.STYLESHEET)
     (site / html.REGRESSIONS_PAGE).write_text(page, encoding="utf-8")
+
+
+def _paired_page(results: Path, history: History, conf: Mapping[str, object]) -> str | None:
+    """The paired-history page, or None when no pair was measured (read before any write)."""
+    from jaxbench.analyse.paired_history import paired_series
+    from jaxbench.render.paired import render_paired_page
+    from jaxbench.store.paired import load_paired
+
+    runs = load_paired(results)
+    if not runs:
+        return None
+    order = history.commits()
+    hash_length = conf.get("hash_length", 8)
+    return render_paired_page(
+        paired_series(runs, order, results),
+        commit_order=order,
+        n_pairs=len(runs),
+        project=str(conf.get("project", "project")),
+        hash_length=hash_length if isinstance(hash_length, int) else 8,
+    )
 
 
 def _swap_in(new: Path, html_dir: Path) -> None:
@@ -310,6 +340,8 @@ def publish(
         warnings=history.warnings,
     )
 
+    paired_page = _paired_page(results, history, conf)
+
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.jaxbench-new-", dir=target.parent))
@@ -320,7 +352,7 @@ def publish(
     try:
         site = staging / "html"
         output = _run_asv_publish(conf, conf_dir, site, results, target)
-        _finish_site(site, page)
+        _finish_site(site, page, paired_page)
         _swap_in(site, target)
     except OSError as exc:
         raise UsageError(

@@ -196,10 +196,28 @@ def run(args: argparse.Namespace) -> int:
     regressions = find_regressions(
         history, threshold=threshold, thresholds=thresholds, include_fixed=args.all
     )
+    paired = _paired(results_dir, history, args)  # before any output: bad files stop here
     if args.format == "json":
         sys.stdout.write(format_json(regressions, history.warnings))
         return 0
     for warning in history.warnings:
         print(f"jaxbench: warning: {warning}", file=sys.stderr)
     sys.stdout.write(format_text(regressions, len(history.series())))
+    if paired:
+        sys.stdout.write("\n" + paired)
     return 0
+
+
+def _paired(results_dir: Path, history: object, args: argparse.Namespace) -> str:
+    """The "paired history" section (jaxbench pair-history's files); empty without them."""
+    from jaxbench.analyse.paired_history import paired_series
+    from jaxbench.render.paired import format_paired_text
+    from jaxbench.store.paired import load_paired
+    from jaxbench.store.results import History
+
+    assert isinstance(history, History)
+    runs = load_paired(results_dir, machine=args.machine, env_name=args.env)
+    if not runs:
+        return ""
+    series = paired_series(runs, history.commits(), results_dir)
+    return format_paired_text(series, len(runs))

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -215,7 +216,7 @@ def load_paired(
     return runs
 
 
-def check_commits(runs: list[PairedRun], known: set[str], results_dir: Path) -> None:
+def check_commits(runs: Sequence[PairedRun], known: set[str], results_dir: Path) -> None:
     """Refuse a paired file that names a commit the asv results do not hold."""
     for run in runs:
         for commit in (run.base_commit, run.head_commit):
