@@ -88,6 +88,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="do not pair the oldest commit with the earlier measured one",
     )
     parser.add_argument("--force", action="store_true", help="measure pairs already on file")
+    parser.add_argument(
+        "--unmeasured",
+        action="store_true",
+        help="also pair commits without asv results (regressions and publish refuse such "
+        "pairs until asv results exist)",
+    )
 
 
 @dataclass(frozen=True)
@@ -148,11 +154,9 @@ def _asv_envs(config: Path) -> list[_Env]:
         root = Path(conf.env_dir) / env.dir_name
         python = root / "bin" / "python"
         if not python.is_file():
-            raise UsageError(
-                f"asv environment {env.name} is not built ({python} missing); "
-                "run 'asv run' (make measure) first"
-            )
-        found.append(_Env(env.name, str(python), root / "asv-build-cache"))
+            found.append(_Env(env.name, "", None))  # not built: the caller decides
+        else:
+            found.append(_Env(env.name, str(python), root / "asv-build-cache"))
     return found
 
 
@@ -256,12 +260,34 @@ def run(args: argparse.Namespace) -> int:
         envs = [e for e in _asv_envs(args.config) if args.env in (None, e.name)]
         if not envs:
             raise UsageError(f"no asv environment named {args.env!r} in {args.config}")
+        for env in [e for e in envs if not e.python]:
+            if args.env is not None:
+                raise UsageError(
+                    f"asv environment {env.name} is not built; run 'asv run' (make measure) first"
+                )
+            print(
+                f"jaxbench pair-history: warning: asv environment {env.name} is not built "
+                "(asv run measured nothing in it); no pairs there",
+                file=sys.stderr,
+            )
+        envs = [e for e in envs if e.python]
     commits = _read_commits(args, repo)
     fingerprint = _fingerprint(results, args.machine)
     made = 0
     with _scratch() as scratch:
         for env in envs:
             chain = list(reversed(commits))  # oldest first
+            if not args.unmeasured:  # a pair is read against asv's results: both need them
+                missing = [c for c in chain if not _has_results(results, args.machine, c, env.name)]
+                for commit in missing:
+                    print(
+                        f"jaxbench pair-history: warning: {commit[:8]} has no asv results in "
+                        f"{env.name} on {args.machine}: not paired (asv run it first)",
+                        file=sys.stderr,
+                    )
+                chain = [c for c in chain if c not in missing]
+                if not chain:
+                    continue
             if args.previous:
                 before = _previous(repo, chain[0], results, args.machine, env.name)
                 if before is not None:
