@@ -101,6 +101,8 @@ class _Env:
     name: str
     python: str
     cache: Path | None  # asv's build cache of this environment
+    #: the matrix's environment variables, as asv sets them for benchmarks
+    env_vars: tuple[tuple[str, str], ...] = ()
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -151,12 +153,13 @@ def _asv_envs(config: Path) -> list[_Env]:
         raise UsageError(f"{config}: {exc}; give --python and --env instead") from None
     found = []
     for env in envs:
-        root = Path(conf.env_dir) / env.dir_name
+        root = config.resolve().parent / conf.env_dir / env.dir_name
+        env_vars = tuple(sorted((str(k), str(v)) for k, v in env.env_vars.items()))
         python = root / "bin" / "python"
         if not python.is_file():
             found.append(_Env(env.name, "", None))  # not built: the caller decides
         else:
-            found.append(_Env(env.name, str(python), root / "asv-build-cache"))
+            found.append(_Env(env.name, str(python), root / "asv-build-cache", env_vars))
     return found
 
 
@@ -318,7 +321,8 @@ def _one_pair(
     sides = []
     for label, commit in (("base", base), ("head", head)):
         site = _materialise(repo, commit, env, args.source_root, scratch / env.name)
-        sides.append(Side(label, env.python, bench_dir, environ=(("PYTHONPATH", str(site)),)))
+        environ = (*env.env_vars, ("PYTHONPATH", str(site)))
+        sides.append(Side(label, env.python, bench_dir, environ=environ))
     listed = _selected(list_benchmarks(sides[1]), args.bench)
     pairs = [(b, idx) for b in listed for idx in _items(b)]
     items = [Item(str(b["name"]), idx, _timeout(b)) for b, idx in pairs]
