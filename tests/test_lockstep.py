@@ -347,3 +347,27 @@ def test_ab_alone_writes_machine_json_and_compare_reads_the_directory(tmp_path: 
     (row,) = json.loads(compared.stdout)["rows"]
     assert row["verdict"] == "regression"
     assert row["ratio"] > 2
+
+
+def test_together_stops_both_sides_of_an_item_one_side_fails(tmp_path: Path) -> None:
+    log = tmp_path / "pids.txt"
+    env = (("PID_LOG", str(log)),)
+    good = _pid_suite(tmp_path / "b" / "benchmarks", 0.0005)
+    bad = _pid_suite(tmp_path / "h" / "benchmarks", 0.0005)
+    (bad / "pids.py").write_text(
+        (bad / "pids.py").read_text().replace('_note("one")', 'raise RuntimeError("broken")')
+    )
+    base = Side("base", sys.executable, good, environ=env)
+    head = Side("head", sys.executable, bad, environ=env)
+    items = [Item("pids.One.time_it"), Item("pids.Two.time_it", 0)]
+    (one_b, one_h), (two_b, two_h) = run_lockstep_suite(
+        base, head, items, rounds=3, per_round=2, together=True
+    )
+    assert "RuntimeError: broken" in one_h.failure
+    assert one_b.failure == "not sampled: the head side failed or skipped"
+    assert one_b.samples == ()
+    assert len(two_b.samples) == len(two_h.samples) == 6  # the rest of the suite goes on
+    # round 0 only: the base side never loaded One again (setup runs per sample too)
+    noted = [line.split() for line in log.read_text().splitlines()]
+    assert len({pid for name, pid in noted if name == "one"}) == 1
+    assert len({pid for name, pid in noted if name == "two1"}) == 3 * 2

@@ -328,12 +328,22 @@ def _one_pair(
     items = [Item(str(b["name"]), idx, _timeout(b)) for b, idx in pairs]
     clock = time.perf_counter()
     outcomes = run_lockstep_suite(
-        sides[0], sides[1], items, rounds=args.rounds, per_round=args.per_round, cpus=args.cpus
+        sides[0],
+        sides[1],
+        items,
+        rounds=args.rounds,
+        per_round=args.per_round,
+        cpus=args.cpus,
+        together=True,
     )
     took = time.perf_counter() - clock
     estimates: list[PairedEstimate] = []
     for (bench, idx), (b, h) in zip(pairs, outcomes, strict=True):
         if b.failure or h.failure or b.skip or h.skip:
+            reasons = [w for w in (b.failure, h.failure, b.skip, h.skip) if w]
+            why = next((w for w in reasons if not w.startswith("not sampled")), reasons[0])
+            label = Item(str(bench["name"]), idx).label
+            print(f"jaxbench pair-history:   {label}: not paired ({why})", file=sys.stderr)
             continue
         estimate = estimate_pair(
             str(bench["name"]),

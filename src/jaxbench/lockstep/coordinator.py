@@ -315,6 +315,7 @@ def run_lockstep_suite(
     per_round: int,
     cpus: int = 1,
     progress: Callable[[int, int], None] | None = None,
+    together: bool = False,
 ) -> list[tuple[SideResult, SideResult]]:
     """Sample every item at base and head, in lockstep; one worker pair per round.
 
@@ -323,7 +324,9 @@ def run_lockstep_suite(
     different item each round, so no benchmark always runs first in a fresh
     process. A worker that fails an item (it exits after reporting) is
     replaced for the rest of the round; the item stays failed on that side.
-    ``progress(round, rounds)`` is called after each round.
+    ``progress(round, rounds)`` is called after each round. With
+    ``together``, an item that fails or skips on one side is no longer sampled
+    on the other either (only pairs are wanted: ``jaxbench pair-history``).
     """
     if rounds < 1 or per_round < 1:
         raise ValueError("rounds and per_round must be >= 1")
@@ -340,6 +343,13 @@ def run_lockstep_suite(
             round_index,
             round_cpus(cpus, round_index),
         )
+        if together:
+            for pair in collected:
+                for i in (0, 1):
+                    other = pair[1 - i]
+                    if other.done and not pair[i].done:
+                        side = ("base", "head")[1 - i]
+                        pair[i].failure = f"not sampled: the {side} side failed or skipped"
         if progress is not None:
             progress(round_index + 1, rounds)
     out = []
