@@ -12,7 +12,7 @@ from jaxbench.store.machine import MachineInfo, fingerprint_of, parse_cpuinfo, p
 CPUINFO = """\
 processor\t: 0
 model name\t: Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz
-flags\t\t: fpu sse sse2 ssse3 fma sse4_1 sse4_2 avx f16c avx2 avx512f avx512bw amx_tile foo_bar
+flags\t\t: fpu sse sse2 ssse3 fma sse4_1 sse4_2 avx f16c avx2 avx512f avx512bw amx_tile foo_bar smep
 
 processor\t: 1
 model name\t: Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz

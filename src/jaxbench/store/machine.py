@@ -72,7 +72,10 @@ XLA_FLAGS = (
     "popcnt",
     "asimd",
     "sve*",
-    "sme*",
+    "sme",  # Arm's; not x86's "smep" (a security feature)
+    "sme2*",
+    "smef*",
+    "smei*",
 )
 
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
