@@ -83,3 +83,17 @@ def test_the_file_round_trips_and_a_future_format_is_refused(tmp_path: Path) -> 
     path.write_text(json.dumps(data))
     with pytest.raises(ResultsError, match="field 'ratio' missing"):
         read_paired(path)
+
+
+def test_a_machine_change_starts_a_new_segment() -> None:
+    from dataclasses import replace
+
+    runs = [
+        replace(_run(C[0], C[1], 1.1), fingerprint="aaaaaaaaaaaa"),
+        replace(_run(C[1], C[2], 1.2), fingerprint="bbbbbbbbbbbb"),
+        replace(_run(C[2], C[3], 1.5), fingerprint="bbbbbbbbbbbb"),
+    ]
+    (series,) = chain_series(runs, C)
+    assert [(p.commit, round(p.value, 6)) for p in series.points] == [
+        (C[0], 1.0), (C[1], 1.1), (C[1], 1.0), (C[2], 1.2), (C[3], 1.8),
+    ]  # fmt: skip

@@ -134,8 +134,11 @@ def chain_series(runs: Iterable[PairedRun], commit_order: Sequence[str]) -> list
     """Chain the pairs of each series in ``commit_order`` (oldest first).
 
     A pair whose base is not the head of the pair before it starts a new
-    segment at 1.0 (a commit was not paired): a series never multiplies
-    across a gap. Pairs naming commits outside ``commit_order`` are left out
+    segment at 1.0 (a commit was not paired), and so does a pair measured
+    on another host (its machine fingerprint differs from the pair before):
+    a series never multiplies across a gap or a machine change. Each ratio
+    itself is always one host at one time (both sides were sampled together).
+    Pairs naming commits outside ``commit_order`` are left out
     (the caller reports them).
     """
     position = {c: i for i, c in enumerate(commit_order)}
@@ -152,8 +155,11 @@ def chain_series(runs: Iterable[PairedRun], commit_order: Sequence[str]) -> list
         found.sort(key=lambda t: t[0])
         points: list[ChainPoint] = []
         log_value, log_var = 0.0, 0.0
+        fingerprint: str | None = None
         for _, run, e in found:
-            if not points or points[-1].commit != run.base_commit:
+            moved = run.fingerprint is not None and fingerprint not in (None, run.fingerprint)
+            fingerprint = run.fingerprint or fingerprint
+            if not points or points[-1].commit != run.base_commit or moved:
                 log_value, log_var = 0.0, 0.0
                 points.append(ChainPoint(run.base_commit, 1.0, 1.0, 1.0))
             log_value += math.log(e.ratio)

@@ -73,7 +73,7 @@ def format_paired_text(series: Sequence[PairedSeries], n_pairs: int) -> str:
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     noun = "commit" if len(found) == 1 else "commits"
     return (
-        f"{head} {len(found)} {noun} flagged (newest pair's regression at that exact commit):\n"
+        f"{head} {len(found)} {noun} flagged (each at the commit whose own pair says regression):\n"
         + "\n".join(lines)
         + "\n"
     )
@@ -101,11 +101,20 @@ def _svg(s: PairedSeries, commit_index: Mapping[str, int], hash_length: int) -> 
         v = min(max(v, math.exp(lo)), math.exp(hi)) if math.isfinite(v) else math.exp(hi)
         return _H - _PAD + (math.log(v) - lo) * -(_H - 2 * _PAD) / (hi - lo)
 
-    line = " ".join(f"{x(i):.1f},{y(p.value):.1f}" for i, p in zip(xs, points, strict=True))
-    band = " ".join(f"{x(i):.1f},{y(p.high):.1f}" for i, p in zip(xs, points, strict=True))
-    band += " " + " ".join(
-        f"{x(i):.1f},{y(p.low):.1f}" for i, p in reversed(list(zip(xs, points, strict=True)))
-    )
+    # one line and band per segment: a segment starts at a point without a step
+    segments: list[list[tuple[int, ChainPoint]]] = []
+    for i, p in zip(xs, points, strict=True):
+        if p.step is None or not segments:
+            segments.append([])
+        segments[-1].append((i, p))
+    drawn = []
+    for seg in segments:
+        line = " ".join(f"{x(i):.1f},{y(p.value):.1f}" for i, p in seg)
+        band = " ".join(f"{x(i):.1f},{y(p.high):.1f}" for i, p in seg)
+        band += " " + " ".join(f"{x(i):.1f},{y(p.low):.1f}" for i, p in reversed(seg))
+        drawn.append(
+            f'<polygon class="band" points="{band}"/><polyline class="series" points="{line}"/>'
+        )
     marks = []
     for i, p in zip(xs, points, strict=True):
         label = f"{p.commit[:hash_length]}: {_ratio(p.value)} of the first commit"
@@ -132,8 +141,9 @@ def _svg(s: PairedSeries, commit_index: Mapping[str, int], hash_length: int) -> 
         f'<text class="axis" x="2" y="{one + 4:.1f}">1.00</text>'
         f'<text class="axis" x="2" y="{_PAD - 20}">{_ratio(math.exp(hi))}</text>'
         f'<text class="axis" x="2" y="{_H - 4}">{_ratio(math.exp(lo))}</text>'
-        f'<polygon class="band" points="{band}"/>'
-        f'<polyline class="series" points="{line}"/>' + "".join(marks) + "</svg>"
+        + "".join(drawn)
+        + "".join(marks)
+        + "</svg>"
     )
 
 
