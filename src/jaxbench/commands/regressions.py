@@ -12,7 +12,11 @@ JSON output (``--format json``) is versioned::
 Each regression has ``benchmark``, ``params`` (list of asv repr strings),
 ``machine``, ``env_name``, ``version``, ``kind``, ``good_commit``,
 ``bad_commit``, ``date`` (ms), ``before``, ``after``, ``ratio`` (null when not
-finite), ``unit`` and ``fixed_commit`` (null unless ``--all`` found it undone).
+finite), ``unit`` and ``fixed_commit`` (null unless ``--all`` found it undone). Where
+``jaxbench pair-history`` wrote pairs, ``paired_history`` holds ``pairs``,
+``series`` and ``flagged``: each commit whose own pair says regression
+(``benchmark``, ``params``, ``machine``, ``env_name``, ``commit``, ``ratio``,
+``low``, ``high``, ``p_value``, ``rounds``).
 """
 
 from __future__ import annotations
@@ -196,9 +200,14 @@ def run(args: argparse.Namespace) -> int:
     regressions = find_regressions(
         history, threshold=threshold, thresholds=thresholds, include_fixed=args.all
     )
-    paired = _paired(results_dir, history, args)  # before any output: bad files stop here
+    paired, paired_doc = _paired(results_dir, history, args)  # bad files stop here
     if args.format == "json":
-        sys.stdout.write(format_json(regressions, history.warnings))
+        text = format_json(regressions, history.warnings)
+        if paired_doc is not None:
+            document = json.loads(text)
+            document["paired_history"] = paired_doc
+            text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+        sys.stdout.write(text)
         return 0
     for warning in history.warnings:
         print(f"jaxbench: warning: {warning}", file=sys.stderr)
@@ -208,16 +217,18 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _paired(results_dir: Path, history: object, args: argparse.Namespace) -> str:
-    """The "paired history" section (jaxbench pair-history's files); empty without them."""
+def _paired(
+    results_dir: Path, history: object, args: argparse.Namespace
+) -> tuple[str, dict[str, object] | None]:
+    """The "paired history" section and its JSON (jaxbench pair-history's files), if any."""
     from jaxbench.analyse.paired_history import paired_series
-    from jaxbench.render.paired import format_paired_text
+    from jaxbench.render.paired import format_paired_text, paired_json
     from jaxbench.store.paired import load_paired
     from jaxbench.store.results import History
 
     assert isinstance(history, History)
     runs = load_paired(results_dir, machine=args.machine, env_name=args.env)
     if not runs:
-        return ""
+        return "", None
     series = paired_series(runs, history.commits(), results_dir)
-    return format_paired_text(series, len(runs))
+    return format_paired_text(series, len(runs)), paired_json(series, len(runs))

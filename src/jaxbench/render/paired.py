@@ -23,6 +23,7 @@ __all__ = [
     "PAIRED_PAGE",
     "add_paired_nav",
     "format_paired_text",
+    "paired_json",
     "render_paired_page",
 ]
 
@@ -77,6 +78,32 @@ def format_paired_text(series: Sequence[PairedSeries], n_pairs: int) -> str:
         + "\n".join(lines)
         + "\n"
     )
+
+
+def _finite(x: float | None) -> float | None:
+    return x if x is not None and math.isfinite(x) else None
+
+
+def paired_json(series: Sequence[PairedSeries], n_pairs: int) -> dict[str, object]:
+    """The flagged commits as JSON data (``regressions --format json``'s ``paired_history``)."""
+    flagged_rows = []
+    for s, point in flagged(series):
+        assert point.step is not None
+        flagged_rows.append(
+            {
+                "benchmark": s.benchmark,
+                "params": list(s.params),
+                "machine": s.machine,
+                "env_name": s.env_name,
+                "commit": point.commit,
+                "ratio": _finite(point.step.ratio),
+                "low": _finite(point.step.low),
+                "high": _finite(point.step.high),
+                "p_value": _finite(point.step.p_value),
+                "rounds": point.step.rounds,
+            }
+        )
+    return {"pairs": n_pairs, "series": len(series), "flagged": flagged_rows}
 
 
 def _esc(text: object) -> str:
