@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jaxbench.errors import UsageError
+from jaxbench.render.units import format_value
 
 __all__ = [
     "HELP",
@@ -74,23 +75,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="also list regressions that a later commit undid (with the commit that did)",
     )
-
-
-def format_value(value: float, unit: str) -> str:
-    """A value with a unit for humans: seconds as ns/µs/ms/s, bytes as B/KiB/MiB/GiB."""
-    if not math.isfinite(value):
-        return f"{value} {unit}".strip()
-    if unit == "seconds":
-        for scale, name in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
-            if abs(value) >= scale:
-                return f"{value / scale:.3g} {name}"
-        return f"{value / 1e-9:.3g} ns"
-    if unit == "bytes":
-        for power, name in ((3, "GiB"), (2, "MiB"), (1, "KiB")):
-            if abs(value) >= 1024**power:
-                return f"{value / 1024**power:.3g} {name}"
-        return f"{value:.0f} B"
-    return f"{value:.4g} {unit}".strip()
 
 
 def _entry(reg: Regression) -> dict[str, Any]:
