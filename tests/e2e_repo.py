@@ -147,7 +147,7 @@ def make_repo(root: Path) -> E2eRepo:
     (root / "README.md").write_text("# jaxbench (end-to-end test copy)\n", encoding="utf-8")
     (root / ".gitignore").write_text("/results*/\n/.asv/\n/html/\n/.asv-*.json\n", encoding="utf-8")
     write_conf(root / "asv.conf.json", results_dir="results", env_dir=".asv/env")
-    workloads = root / "src" / "jaxbench" / "workloads.py"
+    workloads = root / "src" / "jaxbench" / "measure" / "workloads.py"
 
     git(root, "init", "-q", "-b", "main")
     commits: list[str] = []
