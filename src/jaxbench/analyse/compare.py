@@ -351,18 +351,18 @@ def _family(rows: Sequence[Row], alpha: float) -> list[Row]:
     adjusted = holm_adjust([rows[i].comparison.p_value or 0.0 for i in tested])
     out = list(rows)
     m = len(tested)
+    family = f"{m} tested row{'s' if m != 1 else ''}"
     for i, p_family in zip(tested, adjusted, strict=True):
         row = out[i]
         c = replace(row.comparison, p_family=p_family)
         if c.verdict in (Verdict.REGRESSION, Verdict.IMPROVEMENT):
             if p_family < alpha:
-                c = _with_note(c, f"Holm p={p_family:.3g} over {m} tested rows")
+                c = _with_note(c, f"Holm p={p_family:.3g} over {family}")
             else:
                 c = replace(
                     c,
                     verdict=Verdict.NOT_SIGNIFICANT,
-                    reason=f"{c.reason}, but Holm p={p_family:.3g} >= {alpha:g} over {m} "
-                    "tested rows",
+                    reason=f"{c.reason}, but Holm p={p_family:.3g} >= {alpha:g} over {family}",
                 )
         out[i] = replace(row, comparison=c)
     return out
