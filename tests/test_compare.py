@@ -534,3 +534,19 @@ def test_default_round_size_is_the_suites_repeat() -> None:
     line = re.search(r"^REPEAT = (.*)$", source, re.MULTILINE)
     assert line is not None
     assert Settings().round_size == int(re.findall(r"\d+", line.group(1))[-1])
+
+
+def test_text_output_shows_units_spread_and_one_ratio_precision(
+    asv_writer: AsvResultsWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = _write_pair(asv_writer, {TIME: [13e-6, 20e-6]})
+    assert _compare(root) == 1
+    lines = capsys.readouterr().out.splitlines()
+    slower = next(line for line in lines if "time_warm('64')" in line)
+    assert "10.0±0.05µs" in slower  # below the last digit: one digit of the spread
+    assert "13.0±0.06µs" in slower
+    assert " 1.30x " in slower
+    same = next(line for line in lines if "time_warm('96')" in line)
+    assert " 1.00x " in same
+    first = next(line for line in lines if "track_first_call_seconds('64')" in line)
+    assert "500 ms" in first  # one value a side: no spread to show
