@@ -75,8 +75,10 @@ class AsvResultsWriter:
         env_name: str = "virtualenv-py3.11",
         versions: Mapping[str, str] | None = None,
         spread: float = 0.01,
+        n_samples: int = 5,
+        single: frozenset[str] = frozenset(),
     ) -> Path:
-        """One result file; each value becomes 5 samples around it (+-spread)."""
+        """One result file; each value becomes ``n_samples`` samples around it (+-spread)."""
         from asv.results import Results
         from asv.runner import BenchmarkResult
 
@@ -91,10 +93,12 @@ class AsvResultsWriter:
                 [raw] if raw is None or isinstance(raw, int | float) else list(raw)
             )
             samples = [
-                None if v is None else [v * (1 + spread * k / 2) for k in (-2, -1, 0, 1, 2)]
+                None
+                if v is None or name in single
+                else [v * (1 + spread * (2 * k / (n_samples - 1) - 1)) for k in range(n_samples)]
                 for v in per_param
             ]
-            numbers = [None if v is None else 1 for v in per_param]
+            numbers = [None if v is None or name in single else 1 for v in per_param]
             result = BenchmarkResult(
                 result=per_param,
                 samples=samples,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -47,7 +48,7 @@ def test_text_listing_of_pvlib(capsys: pytest.CaptureFixture[str]) -> None:
     assert "84c76f60..5a21ca46" in clearsky1
     assert "2.47 ms" in clearsky1
     assert "27.9 ms" in clearsky1
-    assert "x11.29" in clearsky1
+    assert "11.29x" in clearsky1
     assert PY38 in clearsky1
     assert "5bdad644" in lines[2]  # newest first
     assert err == ""  # Fuentes' NaN values are asv's "skipped": no warning
@@ -165,7 +166,7 @@ def test_format_value() -> None:
     assert format_value(512, "bytes") == "512 B"
     assert format_value(14336, "bytes") == "14 KiB"
     assert format_value(3 * 1024**2, "bytes") == "3 MiB"
-    assert format_value(65536, "flops") == "6.554e+04 flops"
+    assert format_value(65536, "flops") == "65536 flops"
     assert format_value(1.5, "") == "1.5"
 
 
@@ -248,7 +249,8 @@ def test_pvlib_default_text_fits_a_screen(capsys: pytest.CaptureFixture[str]) ->
     assert lines[0].startswith("6 events (11 regressed series of 129), worst first")
     assert lines[1].startswith("1. 84c76f60..5a21ca46  2021-01-05  3 of ")
     assert len(lines) <= 40
-    assert "x0." not in out  # fitted levels: a regression never reads below 1
+    # fitted levels: a regression never reads below 1 (no "0.63x")
+    assert re.search(r"\b0\.\d+x", out) is None
 
 
 def test_filters(capsys: pytest.CaptureFixture[str]) -> None:

@@ -56,8 +56,12 @@ def _write_pair(
     writer: AsvResultsWriter, head_changes: dict[str, list[float | None]] | None = None
 ) -> Path:
     _suite(writer)
-    writer.write_result(BASE, 1_000, BASELINE)
-    writer.write_result(HEAD, 2_000, {**BASELINE, **(head_changes or {})})
+    # 12 samples a side: enough for the review's family-wise level (Holm).
+    # First call and peak memory: one value a side, as 'asv run' records them.
+    single = frozenset({FIRST, MEM})
+    writer.write_result(BASE, 1_000, BASELINE, n_samples=12, single=single)
+    head = {**BASELINE, **(head_changes or {})}
+    writer.write_result(HEAD, 2_000, head, n_samples=12, single=single)
     return writer.root
 
 
@@ -103,16 +107,70 @@ def test_warm_time_slowdown_is_a_regression(
     assert _compare(root, "--fail-on", "time") == 1
 
 
-def test_compile_time_uses_its_own_larger_factor(
+def test_single_first_call_values_are_shown_untested_and_never_fail(
     asv_writer: AsvResultsWriter, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    root = _write_pair(asv_writer, {FIRST: [0.6, 0.9]})  # 1.2x and 1.29x
+    root = _write_pair(asv_writer, {FIRST: [0.6, 0.9]})  # 1.2x and 1.29x, one value a side
     status, doc = _json(root, capsys)
     assert _verdicts(doc)[(FIRST, "'64'")] == "unchanged"
+    assert _verdicts(doc)[(FIRST, "'96'")] == "changed (not tested)"
+    assert doc["summary"].startswith("1 changed (not tested), ")
+    assert status == 0
+    # asv's factor-only rule, on request:
+    status, doc = _json(root, capsys, "--fail-untested")
     assert _verdicts(doc)[(FIRST, "'96'")] == "regression"
     assert doc["summary"].startswith("1 regression (1 compile time)")
     assert status == 1
-    assert _compare(root, "--fail-on", "time") == 0
+    assert _compare(root, "--fail-untested", "--fail-on", "time") == 0
+
+
+def _write_first_call_pairs(writer: AsvResultsWriter, base: list[float], head: list[float]) -> Path:
+    """First-call values of fresh processes, pair i of base beside pair i of head."""
+    from asv.results import Results
+    from asv.runner import BenchmarkResult
+
+    _suite(writer)
+    for commit, date, values in ((BASE, 1_000, base), (HEAD, 2_000, head)):
+        path = writer.write_result(commit, date, BASELINE, single=frozenset({FIRST, MEM}))
+        results = Results.load(str(path), writer.machine)
+        result = BenchmarkResult(
+            result=[sorted(values)[len(values) // 2]] * 2,
+            samples=[values, values],
+            number=[None, None],
+            errcode=0,
+            stderr="",
+            profile=None,
+        )
+        results.add_result(writer.benchmarks[FIRST], result, record_samples=True)
+        results.save(str(writer.root))
+    return writer.root
+
+
+def test_side_by_side_first_call_is_tested_pair_by_pair(
+    asv_writer: AsvResultsWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    noise = [1.0, 1.04, 0.97, 1.02, 0.99, 1.05, 0.96, 1.01, 1.03, 0.98]
+    base = [0.5 * n for n in noise]
+    # The head is 20 % slower in every process, with its own noise on top.
+    head = [0.6 * n * m for n, m in zip(noise, reversed(noise), strict=True)]
+    status, doc = _json(_write_first_call_pairs(asv_writer, base, head), capsys)
+    row = next(r for r in doc["rows"] if r["benchmark"] == FIRST)
+    assert row["verdict"] == "regression"
+    assert "paired t over 10 fresh-process pairs" in row["reason"]
+    assert row["p_family"] < 0.01
+    assert status == 1
+
+
+def test_side_by_side_first_call_noise_is_not_a_regression(
+    asv_writer: AsvResultsWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    noise = [1.0, 1.04, 0.97, 1.02, 0.99, 1.05, 0.96, 1.01, 1.03, 0.98]
+    base = [0.5 * n for n in noise]
+    head = [0.5 * n for n in reversed(noise)]  # same processes' spread, no change
+    status, doc = _json(_write_first_call_pairs(asv_writer, base, head), capsys)
+    row = next(r for r in doc["rows"] if r["benchmark"] == FIRST)
+    assert row["verdict"] == "not significant"
+    assert status == 0
 
 
 def test_any_work_change_is_reported(
@@ -164,7 +222,8 @@ def test_new_and_removed_benchmarks(
     asv_writer.write_result(BASE, 1_000, {k: v for k, v in BASELINE.items() if k != MEM})
     asv_writer.write_result(HEAD, 2_000, {k: v for k, v in BASELINE.items() if k != FLOPS})
     status, doc = _json(asv_writer.root, capsys)
-    assert doc["counts"] == {"new": 2, "not significant": 2, "removed": 2, "unchanged": 6}
+    # The fixture gives first calls 5 samples a side here: tested, not significant.
+    assert doc["counts"] == {"new": 2, "not significant": 4, "removed": 2, "unchanged": 4}
     assert status == 0
 
 
@@ -179,7 +238,7 @@ def test_environments_are_matched_not_mixed(
     status, doc = _json(asv_writer.root, capsys)
     assert status == 0
     assert len(doc["env_names"]) == 2
-    assert doc["counts"] == {"not significant": 4, "unchanged": 20}
+    assert doc["counts"] == {"not significant": 8, "unchanged": 16}
     assert doc["summary"] == "24 unchanged"
     status, doc = _json(asv_writer.root, capsys, "--env", "virtualenv-py3.11-jax0.9.2")
     assert doc["env_names"] == ["virtualenv-py3.11-jax0.9.2"]
@@ -189,8 +248,8 @@ def test_two_result_files_can_be_compared_directly(
     asv_writer: AsvResultsWriter, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _suite(asv_writer)
-    base = asv_writer.write_result(BASE, 1_000, BASELINE)
-    head = asv_writer.write_result(HEAD, 2_000, {**BASELINE, TIME: [13e-6, 20e-6]})
+    base = asv_writer.write_result(BASE, 1_000, BASELINE, n_samples=12)
+    head = asv_writer.write_result(HEAD, 2_000, {**BASELINE, TIME: [13e-6, 20e-6]}, n_samples=12)
     assert main(["compare", str(base), str(head), "--format", "json"]) == 1
     doc = json.loads(capsys.readouterr().out)
     assert _verdicts(doc)[(TIME, "'64'")] == "regression"
@@ -356,7 +415,13 @@ def test_rows_carry_kinds_and_settings(asv_writer: AsvResultsWriter) -> None:
         for row in report.rows
     )
     strict = compare_points(base, head, Settings(memory_factor=1.1))
-    assert [r.category for r in strict.rows if r.category] == ["memory"]
+    assert [r.category for r in strict.rows if r.category] == []  # one value a side: untested
+    assert [r.verdict for r in strict.rows if r.kind is Kind.MEMORY] == [
+        Verdict.UNTESTED,
+        Verdict.UNCHANGED,
+    ]
+    failing = compare_points(base, head, Settings(memory_factor=1.1, fail_untested=True))
+    assert [r.category for r in failing.rows if r.category] == ["memory"]
 
 
 def test_parse_fail_on() -> None:
@@ -473,3 +538,19 @@ def test_default_round_size_is_the_suites_repeat() -> None:
     assert "    REPEAT,\n" in source.split("from jaxbench.analyse.kinds import (", 1)[1]
     assert "\nREPEAT = " not in source
     assert Settings().round_size == REPEAT
+
+
+def test_text_output_shows_units_spread_and_one_ratio_precision(
+    asv_writer: AsvResultsWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = _write_pair(asv_writer, {TIME: [13e-6, 20e-6]})
+    assert _compare(root) == 1
+    lines = capsys.readouterr().out.splitlines()
+    slower = next(line for line in lines if "time_warm('64')" in line)
+    assert "10.0±0.05µs" in slower  # below the last digit: one digit of the spread
+    assert "13.0±0.06µs" in slower
+    assert " 1.30x " in slower
+    same = next(line for line in lines if "time_warm('96')" in line)
+    assert " 1.00x " in same
+    first = next(line for line in lines if "track_first_call_seconds('64')" in line)
+    assert "500 ms" in first  # one value a side: no spread to show

@@ -200,7 +200,7 @@ def test_graph_url_follows_asv_hash_format() -> None:
     )
     assert url == (
         "../index.html#workloads.Predict.time_warm?machine=box&python=3.11"
-        "&p-rows=64&p-dtype='f32'&commits=01234567-abcdef01"
+        "&p-rows=64&p-dtype=%27f32%27&commits=01234567-abcdef01"
     )
 
 
@@ -248,7 +248,8 @@ def test_rows_link_with_env_params_of_their_environment() -> None:
         (3e-10, "seconds", "0.3 ns"),
         (14336.0, "bytes", "14 KiB"),
         (512.0, "bytes", "512 B"),
-        (65536.0, "flops", "6.554e+04 flops"),
+        (65536.0, "flops", "65536 flops"),
+        (2.5e-7, "abs error", "2.5e-07 abs error"),
         (1.5, "unitless", "1.5"),
     ],
 )

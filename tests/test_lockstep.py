@@ -166,7 +166,7 @@ def test_ab_writes_asv_results_that_compare_paired_flags(
     assert compared.returncode == 1, compared.stderr
     rows = {r["benchmark"]: r for r in json.loads(compared.stdout)["rows"]}
     assert rows[TIME]["verdict"] == "regression"
-    assert "paired Wilcoxon over 8 side-by-side rounds" in rows[TIME]["reason"]
+    assert "paired t over 8 side-by-side rounds" in rows[TIME]["reason"]
     assert rows[TIME]["ratio"] > 1.5
     assert rows[BROKEN]["verdict"] == "failed"
     assert rows[track]["verdict"] == "unchanged"

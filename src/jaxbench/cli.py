@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "report": "report",
     "compare": "compare",
     "ab": "ab",
+    "first-call": "first_call",
     "regressions": "regressions",
     "hlo-diff": "hlo_diff",
     "publish": "publish",

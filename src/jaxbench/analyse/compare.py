@@ -11,15 +11,28 @@ TIME       Welch t-test on log per-round medians (asv appends rounds of
            ``repeat`` samples, read from benchmarks.json; 30, the suite's,
            when unknown), Mann-Whitney U on pooled samples when they do not
            split into rounds; plus a factor (default 1.05). Measured side by
-           side (``jaxbench ab``, ``Settings.paired``): a paired Wilcoxon
-           test over rounds and a 1.02 gate
-COMPILE    one value per run: factor only (default 1.25), reported apart
+           side (``jaxbench ab``, ``Settings.paired``): a paired t-test over
+           rounds and a 1.02 gate
+COMPILE    measured in fresh processes side by side (``jaxbench first-call``
+           writes one value per process as samples, pair ``i`` of base and
+           head taken one after the other): a paired t-test over the pairs
+           and a gate (default 1.10). One value a side (``asv run`` alone):
+           "changed (not tested)" beyond 1.25, never failing by default
 WORK       exact: any relative change beyond 1e-9 is "work changed"
 ACCURACY   ``track_tolerance_used`` > 1 at head but not at base is a
            correctness regression; ``track_max_abs_error`` changes are shown
-MEMORY     factor only (default 1.10)
-OTHER      factor only (the time factor)
+MEMORY     one value a side: "changed (not tested)" beyond 1.10
+OTHER      one value a side: "changed (not tested)" beyond the time factor
 =========  ===============================================================
+
+One review is one family of tests: the p-values of every tested row (warm
+times, first-call figures) are adjusted with Holm-Bonferroni
+(:func:`jaxbench.analyse.stats.holm_adjust`) and a row is a regression or
+improvement only when its adjusted p-value is below ``alpha`` (and its ratio
+beyond the gate). So a review of two commits with the same code fails its
+check at most ``alpha`` (1 %) of the time, however many rows it holds; work
+and correctness are exact and cannot raise false alarms; untested figures
+fail nothing unless ``Settings.fail_untested``.
 
 A benchmark that passed at base and fails at head (asv records no result,
 e.g. its NumPy reference check failed) is FAILED whatever its kind. A
@@ -52,6 +65,7 @@ from jaxbench.analyse.stats import (
     compare_removed,
     compare_samples,
     compare_skipped,
+    holm_adjust,
 )
 from jaxbench.errors import ResultsError, UsageError
 from jaxbench.store.results import Point
@@ -77,8 +91,14 @@ class Settings:
     """Thresholds of a comparison."""
 
     factor: float = DEFAULT_FACTOR
+    #: Gate of first-call figures with one value a side (shown, not tested).
     compile_factor: float = 1.25
     memory_factor: float = 1.10
+    #: Gate of first-call figures measured side by side in fresh processes.
+    first_call_factor: float = 1.10
+    #: Let untested figures (one value a side) beyond their factor fail the
+    #: check, as asv's factor-only rule would; off: shown, never failing.
+    fail_untested: bool = False
     alpha: float = DEFAULT_ALPHA
     #: Samples per asv round (``kinds.REPEAT``, the asv helper's default): warm
     #: times are tested on per-round (per-process) medians; None tests the
@@ -106,6 +126,9 @@ class Row:
     kind: Kind
     unit: str
     comparison: Comparison
+    #: The samples each side recorded (for the spread in text tables); () if none.
+    base_samples: tuple[float, ...] = ()
+    head_samples: tuple[float, ...] = ()
 
     @property
     def verdict(self) -> Verdict:
@@ -287,11 +310,62 @@ def _compare_values(base: Point, head: Point, kind: Kind, settings: Settings) ->
                 "error changed; track_tolerance_used decides pass or fail",
             )
         return exact
+    fail = settings.fail_untested
     if kind is Kind.COMPILE:
-        return compare_factor(b_value, h_value, factor=settings.compile_factor)
+        if len(base.samples) >= 2 and len(head.samples) >= 2:
+            return _compare_first_call(base, head, settings)
+        return compare_factor(b_value, h_value, factor=settings.compile_factor, fail=fail)
     if kind is Kind.MEMORY:
-        return compare_factor(b_value, h_value, factor=settings.memory_factor)
-    return compare_factor(b_value, h_value, factor=settings.factor)
+        return compare_factor(b_value, h_value, factor=settings.memory_factor, fail=fail)
+    return compare_factor(b_value, h_value, factor=settings.factor, fail=fail)
+
+
+def _compare_first_call(base: Point, head: Point, settings: Settings) -> Comparison:
+    """First-call figures with one value per fresh process: paired when counts match."""
+    paired = compare_paired(
+        base.samples,
+        head.samples,
+        round_size=1,
+        factor=settings.first_call_factor,
+        alpha=settings.alpha,
+        what="fresh-process pairs",
+    )
+    if paired is not None:
+        return paired
+    unpaired = compare_samples(
+        base.samples,
+        head.samples,
+        factor=settings.first_call_factor,
+        alpha=settings.alpha,
+        round_size=1,
+    )
+    return _with_note(
+        unpaired,
+        f"not paired ({len(base.samples)} and {len(head.samples)} processes)",
+    )
+
+
+def _family(rows: Sequence[Row], alpha: float) -> list[Row]:
+    """Every tested row judged with its Holm-adjusted p-value (see the module docstring)."""
+    tested = [i for i, row in enumerate(rows) if row.comparison.p_value is not None]
+    adjusted = holm_adjust([rows[i].comparison.p_value or 0.0 for i in tested])
+    out = list(rows)
+    m = len(tested)
+    family = f"{m} tested row{'s' if m != 1 else ''}"
+    for i, p_family in zip(tested, adjusted, strict=True):
+        row = out[i]
+        c = replace(row.comparison, p_family=p_family)
+        if c.verdict in (Verdict.REGRESSION, Verdict.IMPROVEMENT):
+            if p_family < alpha:
+                c = _with_note(c, f"Holm p={p_family:.3g} over {family}")
+            else:
+                c = replace(
+                    c,
+                    verdict=Verdict.NOT_SIGNIFICANT,
+                    reason=f"{c.reason}, but Holm p={p_family:.3g} >= {alpha:g} over {family}",
+                )
+        out[i] = replace(row, comparison=c)
+    return out
 
 
 def _with_note(comparison: Comparison, note: str) -> Comparison:
@@ -336,17 +410,14 @@ def compare_points(
                 comparison = _with_note(comparison, "benchmark code changed")
         else:  # pragma: no cover - every match comes from at least one side
             continue
-        rows.append(Row(benchmark, params, env_name, kind, unit, comparison))
+        samples = (b.samples if b else (), h.samples if h else ())
+        rows.append(Row(benchmark, params, env_name, kind, unit, comparison, *samples))
 
+    rows = _family(rows, settings.alpha)
     broken = {row.workload for row in rows if row.category in ("accuracy", "failed")}
     rows = [
-        Row(
-            r.benchmark,
-            r.params,
-            r.env_name,
-            r.kind,
-            r.unit,
-            _with_note(r.comparison, "but this workload now breaks its tolerance"),
+        replace(
+            r, comparison=_with_note(r.comparison, "but this workload now breaks its tolerance")
         )
         if r.verdict is Verdict.IMPROVEMENT and r.workload in broken
         else r

@@ -29,13 +29,13 @@ import re
 import shutil
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from jaxbench.analyse.stats import MIN_PAIRED_ROUNDS
 from jaxbench.commands import positive_int
-from jaxbench.errors import ResultsError, UsageError
+from jaxbench.errors import UsageError
 from jaxbench.lockstep.coordinator import (
     DEFAULT_TIMEOUT,
     Item,
@@ -44,6 +44,7 @@ from jaxbench.lockstep.coordinator import (
     list_benchmarks,
     run_lockstep_suite,
 )
+from jaxbench.store.asv_results import load_or_new, save_atomic
 from jaxbench.store.machine import check_name, probe, write_machine
 
 __all__ = ["HELP", "add_arguments", "run"]
@@ -189,51 +190,6 @@ def _benchmark_result(outcomes: list[SideResult]) -> Any:
     )
 
 
-def _load_or_new(results_dir: Path, machine: str, commit: str, env: str, python: str) -> Any:
-    from asv.results import Results, get_filename
-
-    path = results_dir / get_filename(machine, commit, env)
-    if path.is_file():
-        try:
-            return Results.load(str(path), machine)
-        except Exception as exc:  # asv raises its own types for every kind of bad file
-            raise ResultsError(
-                f"{path}: cannot be updated ({type(exc).__name__}: {exc}); "
-                "move it away or re-run asv for that commit"
-            ) from None
-    date = int(time.time() * 1000)
-    return Results(
-        {"machine": machine, "python": python},
-        {},
-        commit,
-        date,
-        python,
-        env,
-        {},
-    )
-
-
-def _save_atomic(result: Any, results_dir: Path) -> Path:
-    from asv.results import get_filename
-
-    target: Path = results_dir / get_filename(
-        result.params["machine"], result.commit_hash, result.env_name
-    )
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=".jaxbench-ab-", dir=results_dir))
-    except OSError as exc:
-        raise UsageError(f"cannot write under {results_dir}: {exc.strerror or exc}") from None
-    try:
-        result.save(str(tmp))
-        os.replace(tmp / target.relative_to(results_dir), target)
-    except OSError as exc:
-        raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from None
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return target
-
-
 def run(args: argparse.Namespace) -> int:
     base = Side("base", args.base_python, args.base_benchmarks or args.benchmarks)
     head = Side("head", args.head_python, args.head_benchmarks or args.benchmarks)
@@ -242,10 +198,11 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--cpus must be 0 (no pinning) or more, got {args.cpus}")
     _check_python(base)
     _check_python(head)
-    if args.rounds < 8:
+    if args.rounds < MIN_PAIRED_ROUNDS:
         print(
-            f"jaxbench: warning: --rounds {args.rounds}: compare --paired needs 8 rounds "
-            "or more to reach p < 0.01; it will call every warm time inconclusive",
+            f"jaxbench: warning: --rounds {args.rounds}: compare --paired's paired t-test "
+            f"needs {MIN_PAIRED_ROUNDS} rounds or more (12 recommended); it will call every "
+            "warm time inconclusive",
             file=sys.stderr,
         )
     if args.base_commit == args.head_commit:
@@ -258,8 +215,8 @@ def run(args: argparse.Namespace) -> int:
         )
     python = f"{sys.version_info.major}.{sys.version_info.minor}"
     results = {
-        "base": _load_or_new(args.results, args.machine, args.base_commit, args.env, python),
-        "head": _load_or_new(args.results, args.machine, args.head_commit, args.env, python),
+        "base": load_or_new(args.results, args.machine, args.base_commit, args.env, python),
+        "head": load_or_new(args.results, args.machine, args.head_commit, args.env, python),
     }
     print(
         f"jaxbench ab: {len(listed)} benchmark(s), {args.rounds} rounds x "
@@ -295,7 +252,7 @@ def run(args: argparse.Namespace) -> int:
                 duration=duration * len(mine),
                 record_samples=True,
             )
-    written = [_save_atomic(results[side], args.results) for side in ("base", "head")]
+    written = [save_atomic(results[side], args.results) for side in ("base", "head")]
     for path in written:
         print(f"jaxbench ab: wrote {path}", file=sys.stderr)
     if not (args.results / args.machine / "machine.json").is_file():

@@ -9,26 +9,27 @@ input. Never imports jax.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from pathlib import Path
-from typing import Any
 
 from jaxbench.analyse.compare import (
     DEFAULT_FAIL_ON,
     FAIL_CATEGORIES,
-    CompareReport,
     Settings,
     compare_points,
     parse_fail_on,
 )
 from jaxbench.commands import positive_int
-from jaxbench.errors import ResultsError, UsageError
-from jaxbench.render.markdown import format_markdown, format_ratio, format_sides, summary_line
-from jaxbench.store.benchmarks_json import read_benchmarks_json_or_warn
+from jaxbench.render.markdown import format_markdown
+from jaxbench.render.text import JSON_FORMAT, format_json, format_text
 from jaxbench.store.fsio import write_text_atomic
-from jaxbench.store.results import Point, find_commit, load_history, load_result_file
+from jaxbench.store.sides import (
+    load_sides,
+    read_param_names,
+    read_round_sizes,
+    results_dir_of,
+)
 
 __all__ = [
     "HELP",
@@ -37,13 +38,13 @@ __all__ = [
     "format_json",
     "format_text",
     "load_sides",
+    "read_param_names",
+    "read_round_sizes",
     "run",
 ]
 
 HELP = "compare two commits' asv results: statistical verdicts, markdown for a pull request"
 
-#: Version of the ``--format json`` document.
-JSON_FORMAT = 1
 _MAX_WARNINGS = 5
 
 
@@ -95,7 +96,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--compile-factor",
         type=_factor,
         default=Settings.compile_factor,
-        help="first-call/compile-time ratio that counts (default: %(default)s)",
+        help="first-call/compile-time ratio beyond which a figure with one value a side "
+        "is shown as changed (not tested) (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--first-call-factor",
+        type=_factor,
+        default=Settings.first_call_factor,
+        help="gate of first-call figures measured side by side in fresh processes "
+        "('jaxbench first-call') (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--fail-untested",
+        action="store_true",
+        help="let figures with one value a side (first call from asv run, peak memory) "
+        "beyond their factor fail, as asv's factor rule would (default: shown, never failing)",
     )
     parser.add_argument(
         "--memory-factor",
@@ -107,7 +122,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--alpha",
         type=_alpha,
         default=Settings.alpha,
-        help="significance level of the warm-time test (default: %(default)s)",
+        help="false-alarm level of the whole review: tested rows are held to it together "
+        "(Holm-Bonferroni) (default: %(default)s)",
     )
     parser.add_argument(
         "--paired",
@@ -125,150 +141,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", type=Path, help="write here (atomically) instead of stdout")
 
 
-def _benchmarks_json(args: argparse.Namespace) -> Path:
-    if _looks_like_file(args.head):
-        return Path(args.head).parent.parent / "benchmarks.json"
-    return Path(args.results) / "benchmarks.json"
-
-
-def _looks_like_file(arg: str) -> bool:
-    return arg.endswith(".json") or Path(arg).is_file()
-
-
-def _load_file(arg: str) -> list[Point]:
-    path = Path(arg)
-    benchmarks_json = path.parent.parent / "benchmarks.json"
-    points = load_result_file(path, benchmarks_json if benchmarks_json.is_file() else None)
-    if not points:
-        raise ResultsError(f"{path}: holds no benchmark results; re-run 'asv run' for that commit")
-    return points
-
-
-def load_sides(
-    base: str, head: str, results: Path, *, machine: str | None, env_name: str | None
-) -> tuple[list[Point], list[Point], tuple[str, ...]]:
-    """Base points, head points and warnings, from two result files or two commits."""
-    base_file, head_file = _looks_like_file(base), _looks_like_file(head)
-    if base_file != head_file:
-        raise UsageError(
-            f"BASE and HEAD must both be commits or both be result files; got {base!r} and {head!r}"
-        )
-    if base_file:
-        sides = [_load_file(base), _load_file(head)]
-        if env_name is not None:
-            sides = [[p for p in side if p.key.env_name == env_name] for side in sides]
-            if not all(sides):
-                raise ResultsError(
-                    f"no results for environment {env_name!r} in {base} or {head}; "
-                    "pick an environment those files hold"
-                )
-        return sides[0], sides[1], ()
-
-    history = load_history(results, machine=machine, env_name=env_name)
-    machines = history.machines()
-    if len(machines) > 1:
-        raise ResultsError(
-            f"{results} holds results from several machines ({', '.join(machines)}); "
-            "pick one with --machine"
-        )
-    base_commit = find_commit(history, base)
-    head_commit = find_commit(history, head)
-    base_points = [p for p in history.points if p.commit == base_commit]
-    head_points = [p for p in history.points if p.commit == head_commit]
-    return base_points, head_points, history.warnings
-
-
-def format_text(report: CompareReport) -> str:
-    """A terminal table of every row, most serious first, under the summary line."""
-    order = {"failed": 0, "regression": 1, "improvement": 2}
-    rows = sorted(
-        report.rows,
-        key=lambda r: (order.get(r.verdict.value, 3), r.benchmark, r.params, r.env_name),
-    )
-    several_envs = len(report.env_names) > 1
-    table = [["verdict", "benchmark", "base", "head", "ratio", "why"]]
-    for row in rows:
-        name = row.benchmark + (f"({', '.join(row.params)})" if row.params else "")
-        if several_envs:
-            name += f" [{row.env_name}]"
-        c = row.comparison
-        verdict = row.verdict.value
-        if row.category is not None and row.category != "failed":
-            verdict = f"{row.category} {verdict}"
-        table.append([verdict, name, *format_sides(row), format_ratio(c.ratio), c.reason])
-    widths = [max(len(line[i]) for line in table) for i in range(len(table[0]) - 1)]
-    lines = [
-        f"base {report.base_commit[:12]}  head {report.head_commit[:12]}  machine {report.machine}",
-        f"environments: {', '.join(report.env_names)}",
-        summary_line(report, bold=False),
-        "",
-    ]
-    for line in table:
-        cells = [cell.ljust(width) for cell, width in zip(line, widths, strict=False)]
-        lines.append("  ".join([*cells, line[-1]]).rstrip())
-    return "\n".join(lines) + "\n"
-
-
-def _number(value: float | None) -> float | None:
-    return value if value is not None and math.isfinite(value) else None
-
-
-def format_json(report: CompareReport, fail_on: frozenset[str]) -> str:
-    """The report as a versioned JSON document (non-finite numbers become null)."""
-    rows: list[dict[str, Any]] = []
-    for row in report.rows:
-        c = row.comparison
-        rows.append(
-            {
-                "benchmark": row.benchmark,
-                "params": list(row.params),
-                "env_name": row.env_name,
-                "kind": row.kind.value,
-                "unit": row.unit,
-                "verdict": row.verdict.value,
-                "category": row.category,
-                "base": _number(c.base),
-                "head": _number(c.head),
-                "ratio": _number(c.ratio),
-                "p_value": _number(c.p_value),
-                "shift": _number(c.shift),
-                "n_base": c.n_base,
-                "n_head": c.n_head,
-                "reason": c.reason,
-            }
-        )
-    s = report.settings
-    document = {
-        "jaxbench_compare_format": JSON_FORMAT,
-        "machine": report.machine,
-        "env_names": list(report.env_names),
-        "base_commit": report.base_commit,
-        "head_commit": report.head_commit,
-        "settings": {
-            "factor": s.factor,
-            "compile_factor": s.compile_factor,
-            "memory_factor": s.memory_factor,
-            "alpha": s.alpha,
-        },
-        "fail_on": sorted(fail_on),
-        "summary": summary_line(report, bold=False),
-        "counts": dict(sorted((v.value, n) for v, n in report.counts().items())),
-        "failing": len(report.failing(fail_on)),
-        "rows": rows,
-    }
-    return json.dumps(document, indent=2, allow_nan=False) + "\n"
-
-
 def run(args: argparse.Namespace) -> int:
     fail_on = parse_fail_on(args.fail_on)
     settings = Settings(
         factor=args.factor,
         compile_factor=args.compile_factor,
         memory_factor=args.memory_factor,
+        first_call_factor=args.first_call_factor,
+        fail_untested=args.fail_untested,
         alpha=args.alpha,
         paired=args.paired,
         paired_factor=args.paired_factor,
-        round_sizes=read_benchmarks_json_or_warn(_benchmarks_json(args))[0].round_sizes(),
+        round_sizes=read_round_sizes(results_dir_of(args.head, args.results) / "benchmarks.json"),
     )
     base, head, warnings = load_sides(
         args.base, args.head, args.results, machine=args.machine, env_name=args.env
@@ -280,11 +164,11 @@ def run(args: argparse.Namespace) -> int:
     report = compare_points(base, head, settings)
 
     if args.format == "markdown":
-        results = args.results
-        if _looks_like_file(args.head):
-            results = Path(args.head).parent.parent
-        benchmarks, _warned = read_benchmarks_json_or_warn(results / "benchmarks.json")
-        text = format_markdown(report, html_url=args.html_url, param_names=benchmarks.param_names())
+        text = format_markdown(
+            report,
+            html_url=args.html_url,
+            param_names=read_param_names(results_dir_of(args.head, args.results)),
+        )
     elif args.format == "json":
         text = format_json(report, fail_on)
     else:

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jaxbench.errors import UsageError
+from jaxbench.render.units import format_ratio, format_value
 
 __all__ = [
     "HELP",
@@ -135,23 +136,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def format_value(value: float, unit: str) -> str:
-    """A value with a unit for humans: seconds as ns/µs/ms/s, bytes as B/KiB/MiB/GiB."""
-    if not math.isfinite(value):
-        return f"{value} {unit}".strip()
-    if unit == "seconds":
-        for scale, name in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
-            if abs(value) >= scale:
-                return f"{value / scale:.3g} {name}"
-        return f"{value / 1e-9:.3g} ns"
-    if unit == "bytes":
-        for power, name in ((3, "GiB"), (2, "MiB"), (1, "KiB")):
-            if abs(value) >= 1024**power:
-                return f"{value / 1024**power:.3g} {name}"
-        return f"{value:.0f} B"
-    return f"{value:.4g} {unit}".strip()
-
-
 def _entry(reg: Regression) -> dict[str, Any]:
     return {
         "benchmark": reg.key.benchmark,
@@ -230,7 +214,7 @@ def _commits(reg: Regression) -> str:
 
 
 def _ratio_text(ratio: float) -> str:
-    return f"x{ratio:.2f}" if math.isfinite(ratio) else "inf"
+    return format_ratio(ratio)
 
 
 def _day(ms: int) -> str:
@@ -300,7 +284,7 @@ def format_text(regressions: Sequence[Regression], n_series: int) -> str:
     header = ("benchmark", "commits", "before", "after", "ratio", "kind", "environment", "machine")
     rows = [header]
     for reg in regressions:
-        ratio = f"x{reg.ratio:.2f}" if math.isfinite(reg.ratio) else "inf"
+        ratio = format_ratio(reg.ratio)
         rows.append(
             (
                 reg.key.entry_name,

@@ -34,6 +34,8 @@ from jaxbench.analyse.detect import MachineChange, Regression
 from jaxbench.analyse.events import Event
 from jaxbench.analyse.kinds import TOLERANCE_TRACK, Kind
 from jaxbench.errors import UsageError
+from jaxbench.render import links
+from jaxbench.render.units import format_ratio, format_value
 from jaxbench.store.results import History
 
 if TYPE_CHECKING:
@@ -340,40 +342,21 @@ def graph_url(
 ) -> str:
     """The asv graph of ``regression``'s series, with the step's commits highlighted.
 
-    The format is asv's own (``format_hash_string`` in ``www/asv.js``):
-    ``index#<benchmark>?<env param>=<value>&...&p-<param name>=<value>&commits=<a>-<b>``.
+    The format is asv's own (:func:`jaxbench.render.links.graph_url`).
     ``env_params`` are the ``params`` of a result file of that machine and
     environment (machine, python, requirements ...), which asv's graph page
     uses as filters; ``param_names`` the benchmark's ``param_names`` from
     ``benchmarks.json``.
     """
-    key = regression.key
-    pairs: list[tuple[str, str]] = sorted(env_params.items())
-    pairs += [(f"p-{name}", value) for name, value in zip(param_names, key.params, strict=False)]
-    bad = regression.bad_commit[:hash_length]
-    good = regression.good_commit[:hash_length] if regression.good_commit else None
-    pairs.append(("commits", f"{good}-{bad}" if good else bad))
-    query = "&".join(f"{_encode(name)}={_encode(value)}" for name, value in pairs)
-    return f"{index}#{_encode(key.benchmark)}?{query}"
-
-
-_BINARY = (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10))
-_SECONDS = (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9))
-
-
-def format_value(value: float, unit: str) -> str:
-    """``value`` with a readable unit: seconds scaled to ms/µs/ns, bytes to KiB/MiB/GiB."""
-    if unit == "seconds":
-        for name, scale in _SECONDS:
-            if abs(value) >= scale or name == "ns":
-                return f"{value / scale:.3g} {name}"
-    if unit == "bytes":
-        for name, scale in _BINARY:
-            if abs(value) >= scale:
-                return f"{value / scale:.3g} {name}"
-        return f"{value:.0f} B"
-    suffix = f" {unit}" if unit and unit != "unitless" else ""
-    return f"{value:.4g}{suffix}"
+    return links.graph_url(
+        index,
+        regression.key.benchmark,
+        env_params=sorted(env_params.items()),
+        param_names=param_names,
+        params=regression.key.params,
+        commits=(regression.good_commit, regression.bad_commit),
+        hash_length=hash_length,
+    )
 
 
 def _date(ms: int) -> str:
@@ -422,13 +405,10 @@ def _row(
     )
 
 
-_TIMES = "\N{MULTIPLICATION SIGN}"
-
-
 def _ratio(ratio: float) -> str:
     if ratio == float("inf"):
         return "from 0"
-    return f"{_TIMES}{ratio:.3g} ({(ratio - 1) * 100:+.1f} %)"
+    return f"{format_ratio(ratio)} ({(ratio - 1) * 100:+.1f} %)"
 
 
 _TABLE_HEAD = (

@@ -19,23 +19,26 @@ every key and value percent-encoded as ``encodeURIComponent`` would.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from urllib.parse import quote
 
-from jaxbench.analyse.compare import CompareReport, Row
+from jaxbench.analyse.compare import CompareReport, Row, Settings
 from jaxbench.analyse.kinds import Kind
 from jaxbench.analyse.stats import Verdict
+from jaxbench.render import links
+from jaxbench.render.units import format_ratio, format_value
 
 __all__ = [
     "GITHUB_COMMENT_LIMIT",
     "KIND_LABELS",
     "escape",
+    "footer",
     "format_markdown",
     "format_ratio",
     "format_sides",
     "format_value",
+    "gate_of",
     "graph_url",
     "summary_line",
 ]
@@ -61,6 +64,7 @@ _CHANGE_ORDER = (
     Verdict.REGRESSION,
     Verdict.IMPROVEMENT,
     Verdict.FIXED,
+    Verdict.UNTESTED,
     Verdict.CHANGED,
     Verdict.NEW,
     Verdict.REMOVED,
@@ -69,10 +73,29 @@ _CHANGE_ORDER = (
 _KIND_ORDER = (Kind.ACCURACY, Kind.TIME, Kind.COMPILE, Kind.WORK, Kind.MEMORY, Kind.OTHER)
 
 
+def _kept(text: str, i: int) -> bool:
+    """Punctuation that markdown reads as text where it stands, so it stays readable.
+
+    ``_`` between two letters or digits (GitHub never emphasises inside a
+    word: ``track_compile_seconds``), ``<`` before a space or ``=`` (no tag
+    can start there: ``p < 0.01``), ``>`` and ``;`` anywhere but a line start.
+    """
+    char = text[i]
+    before = text[i - 1] if i > 0 else ""
+    after = text[i + 1] if i + 1 < len(text) else ""
+    if char == "_":
+        return before.isalnum() and after.isalnum()
+    if char == "<":
+        return after in (" ", "=")
+    if char in ">;":
+        return i > 0
+    return False
+
+
 def escape(text: str) -> str:
     """``text`` as inert markdown/HTML: safe in a table cell and in running text."""
     out: list[str] = []
-    for char in text:
+    for i, char in enumerate(text):
         code = ord(char)
         if char in "\r\n\t":
             out.append(" ")
@@ -80,7 +103,7 @@ def escape(text: str) -> str:
             out.append("")  # control characters
         elif 0x202A <= code <= 0x202E or 0x2066 <= code <= 0x2069 or code in (0x200E, 0x200F):
             out.append("")  # bidirectional overrides that can disguise text
-        elif code < 0x80 and not _SAFE.fullmatch(char):
+        elif code < 0x80 and not _SAFE.fullmatch(char) and not _kept(text, i):
             out.append(f"&#{code};")
             if char in "@#":  # break @mentions and #123 / owner/repo#123 references
                 out.append(_ZWSP)
@@ -90,44 +113,33 @@ def escape(text: str) -> str:
     return "".join(out).replace("://", f":{_ZWSP}//").replace("www.", f"www{_ZWSP}.")
 
 
-def format_value(value: float | None, unit: str) -> str:
-    """A value with a readable unit: ``12.3 µs``, ``14 KiB``, ``65536``."""
-    if value is None:
-        return "failed"
-    if not math.isfinite(value):
-        return str(value)
-    if unit == "seconds":
-        for scale, suffix in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")):
-            if abs(value) >= scale or suffix == "ns":
-                return f"{value / scale:.3g} {suffix}"
-    if unit == "bytes":
-        for scale, suffix in ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
-            if abs(value) >= scale:
-                return f"{value / scale:.3g} {suffix}"
-        return f"{value:.0f} B"
-    if value == int(value) and abs(value) < 1e15:
-        return f"{int(value)}"
-    return f"{value:.4g}"
-
-
 def format_sides(row: Row) -> tuple[str, str]:
-    """Base and head values of a row; ``-`` for a side the benchmark is absent from."""
+    """Base and head values of a row; ``-`` for a side the benchmark is absent from,
+    ``skipped`` for a side asv skipped."""
     c = row.comparison
     base = "-" if row.verdict is Verdict.NEW else format_value(c.base, row.unit)
     head = "-" if row.verdict is Verdict.REMOVED else format_value(c.head, row.unit)
+    if row.verdict is Verdict.SKIPPED:
+        both = c.reason.startswith("skipped at base and head")
+        if both or c.reason.startswith("skipped at base"):
+            base = "skipped"
+        if both or c.reason.startswith("skipped at head"):
+            head = "skipped"
     return base, head
 
 
-def format_ratio(ratio: float | None) -> str:
-    """``1.23x``, or an empty string when there is no ratio."""
-    if ratio is None:
-        return ""
-    if not math.isfinite(ratio):
-        return "inf" if ratio > 0 else "n/a"
-    short = f"{ratio:.3g}"
-    if short == "1" and ratio != 1.0:  # a small exact change (work counts) must not read as 1x
-        return f"{ratio:.7g}x"
-    return f"{short}x"
+def gate_of(row: Row, settings: Settings) -> float | None:
+    """The ratio that decided a row's verdict, for :func:`format_ratio`'s precision."""
+    if row.kind is Kind.TIME:
+        return settings.paired_factor if settings.paired is not None else settings.factor
+    if row.kind is Kind.COMPILE:
+        tested = row.comparison.p_value is not None
+        return settings.first_call_factor if tested else settings.compile_factor
+    if row.kind is Kind.MEMORY:
+        return settings.memory_factor
+    if row.kind is Kind.OTHER:
+        return settings.factor
+    return None
 
 
 def _plural(n: int, word: str, plural: str | None = None) -> str:
@@ -161,6 +173,7 @@ def summary_line(report: CompareReport, *, bold: bool = True) -> str:
         )
     for verdict, label in (
         (Verdict.FIXED, "fixed"),
+        (Verdict.UNTESTED, "changed (not tested)"),
         (Verdict.CHANGED, "changed"),
         (Verdict.NEW, "new"),
         (Verdict.REMOVED, "removed"),
@@ -184,14 +197,16 @@ def graph_url(
     commits: tuple[str, str] | None = None,
 ) -> str:
     """The URL of a row's graph in ``asv publish``'s HTML (asv.js hash format)."""
-    query = [("machine", machine)]
-    query += [(f"p-{name}", value) for name, value in zip(param_names, row.params, strict=False)]
-    if commits is not None:
-        query.append(("commits", f"{commits[0][:8]}-{commits[1][:8]}".lower()))
-    encoded = "&".join(f"{quote(k, safe='')}={quote(v, safe='')}" for k, v in query)
     # The base URL comes from the user; keep it from closing the markdown link.
     base = quote(html_url.strip().rstrip("/"), safe=":/?&=%~@+,;!$*'")
-    return f"{base}/#{quote(row.benchmark, safe='')}?{encoded}"
+    return links.graph_url(
+        f"{base}/",
+        row.benchmark,
+        env_params=[("machine", machine)],
+        param_names=param_names,
+        params=row.params,
+        commits=commits,
+    )
 
 
 def _verdict_cell(row: Row) -> str:
@@ -199,6 +214,8 @@ def _verdict_cell(row: Row) -> str:
         return f"**{KIND_LABELS[row.kind]} regression**"
     if row.verdict is Verdict.FAILED:
         return "**now failing**"
+    if row.verdict is Verdict.UNTESTED:
+        return f"{KIND_LABELS[row.kind]} changed (not tested)"
     return str(row.verdict.value)
 
 
@@ -231,7 +248,13 @@ def _table(
         cells += [
             escape(base_cell),
             escape(head_cell),
-            escape(format_ratio(row.comparison.ratio)),
+            escape(
+                format_ratio(
+                    row.comparison.ratio,
+                    gate=gate_of(row, report.settings),
+                    exact=row.kind.exact,
+                )
+            ),
             escape(row.comparison.reason),
         ]
         lines.append("| " + " | ".join(cells) + " |")
@@ -285,26 +308,39 @@ def _render(
                 f"_{total - len(everything)} of {total} rows cut to fit the comment size limit._",
             ]
         lines += ["", "</details>", ""]
-    settings = report.settings
-    if settings.paired is not None:
-        warm = (
-            f"warm time measured side by side ({settings.paired} samples a round), "
-            f"two-sided paired Wilcoxon over rounds p < {settings.alpha:g} and paired ratio "
-            f"beyond {settings.paired_factor:g}"
-        )
-    else:
-        warm = (
-            f"warm time two-sided test p < {settings.alpha:g} (Welch t on log per-round "
-            "medians; pooled Mann-Whitney when samples do not split into rounds) and "
-            f"ratio beyond {settings.factor:g}"
-        )
     lines += [
         f"Machine: {escape(report.machine)}  ",
         "Environments: " + ", ".join(escape(e) for e in report.env_names) + "  ",
-        f"Thresholds: {warm}; compile time {settings.compile_factor:g}; "
-        f"memory {settings.memory_factor:g}; work exact.",
+        *footer(report),
     ]
     return "\n".join(lines) + "\n"
+
+
+def footer(report: CompareReport) -> list[str]:
+    """The thresholds and the review's false-alarm rule, as lines of markdown."""
+    settings = report.settings
+    if settings.paired is not None:
+        warm = (
+            f"warm time measured side by side ({settings.paired} samples a round): paired "
+            f"t-test over rounds and paired ratio beyond {settings.paired_factor:g}"
+        )
+    else:
+        warm = (
+            "warm time: Welch t on log per-round medians (pooled Mann-Whitney when samples "
+            f"do not split into rounds) and ratio beyond {settings.factor:g}"
+        )
+    tested = sum(1 for row in report.rows if row.comparison.p_value is not None)
+    untested = "shown, and fail the check" if settings.fail_untested else "shown, never failing"
+    return [
+        f"Thresholds: {warm}; first call and its stages measured in fresh processes side "
+        f"by side: paired t-test and ratio beyond {settings.first_call_factor:g}; "
+        "work and correctness exact.  ",
+        f"False alarms: the {tested} tested rows are one family (Holm-Bonferroni): a row "
+        f"fails only when its adjusted p < {settings.alpha:g}, so a review of unchanged "
+        f"code fails at most {settings.alpha:.0%} of the time. Figures with one value a "
+        f"side (first call {settings.compile_factor:g}, memory {settings.memory_factor:g}) "
+        f"are changed (not tested): {untested}.",
+    ]
 
 
 def _fits(text: str, limit: int) -> bool:

@@ -17,6 +17,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from jaxbench.analyse.paired_history import ChainPoint, PairedSeries, flagged
+from jaxbench.render.units import format_ratio
 
 __all__ = [
     "PAIRED_NAV_ID",
@@ -29,19 +30,17 @@ __all__ = [
 
 PAIRED_PAGE = "jaxbench/paired.html"
 PAIRED_NAV_ID = "nav-li-jaxbench-paired"
-_TIMES = "\N{MULTIPLICATION SIGN}"
 
 
 def _ratio(x: float) -> str:
-    return f"{_TIMES}{x:.3f}" if math.isfinite(x) else "-"
+    return format_ratio(x) if math.isfinite(x) else "-"
 
 
 def _interval(point: ChainPoint) -> str:
     step = point.step
     if step is None:
         return "-"
-    high = f"{step.high:.3f}" if math.isfinite(step.high) else "inf"
-    return f"[{step.low:.3f}, {high}]"
+    return f"[{format_ratio(step.low)}, {format_ratio(step.high)}]"
 
 
 def _p(point: ChainPoint) -> str:

@@ -1,0 +1,406 @@
+"""Whole pull-request reviews, as ``.github/workflows/pr-bench.yml`` runs them: false alarms
+and planted regressions, counted per review.
+
+A scratch git repository of this project (``src/``, ``benchmarks/``,
+``pyproject.toml``, ``asv.conf.json`` cut to one environment: jax 0.10.2,
+4 logical CPU devices) gets a base commit; each review adds a head commit
+on top of it and runs the workflow's steps on (base, head):
+
+1. ``asv run`` of both commits in interleaved rounds (``--rounds``);
+2. both commits installed side by side in two virtualenvs (jax, asv_runner,
+   the commit without dependencies), as the workflow does;
+3. ``jaxbench ab`` (``--ab-rounds`` x ``--ab-per-round``);
+4. ``jaxbench first-call`` (``--first-call-rounds``);
+5. ``jaxbench compare --paired`` with the default ``--fail-on``: its exit
+   status is the check.
+
+Heads:
+
+* ``aa``: the README changes, the library code is identical (an A/A review);
+* ``warm``: predict does a little real extra work (an extra tanh pass over
+  its output, kept by XLA): about +5 % warm time, measured here in-process;
+* ``compile``: predict carries a larger unrolled graph (16 chained tanh
+  steps over its output, each multiplied by 0 and added): more to trace,
+  lower and compile;
+* ``correctness``: predict's answer drifts 1 % (past its tolerance).
+
+Prints one line per review (exit status, wall time of each step, flagged
+rows by kind) and, at the end, the table for the README: A/A reviews that
+failed the check, per-row false-alarm rates by kind, and which planted heads
+were caught. The goal the issue sets is >= 20 A/A (<= 1 failing) and >= 10
+planted (all caught); on a shared 2-core machine run fewer with reduced
+rounds (``--aa 3 --planted warm,compile,correctness``) and say so.
+
+Usage::
+
+    .venv/bin/python bench/bench_review.py --aa 3 --planted warm,compile,correctness \\
+        --rounds 2 --ab-rounds 8 --ab-per-round 50 --first-call-rounds 8
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+PROJECT = Path(__file__).resolve().parents[1]
+MACHINE = "bench-review"
+JAX = "0.10.2"
+XLA_FLAGS = "--xla_force_host_platform_device_count=4"
+ASV = str(Path(sys.executable).parent / "asv")
+JAXBENCH = [sys.executable, "-m", "jaxbench"]
+
+PREDICT = "def predict(x: Any, w: Any) -> Any:\n    return jnp.tanh(x @ w)\n"
+PLANTS = {
+    "warm": (
+        "def predict(x: Any, w: Any) -> Any:\n"
+        "    y = jnp.tanh(x @ w)\n"
+        "    return y + 0.0 * jnp.tanh(y * 0.5)  # planted: a little real extra work\n"
+    ),
+    "compile": (
+        "def predict(x: Any, w: Any) -> Any:\n"
+        "    y = jnp.tanh(x @ w)\n"
+        "    z = y\n"
+        "    for i in range(16):  # planted: a larger unrolled graph\n"
+        "        z = jnp.tanh(z + 0.01 * i)\n"
+        "    return y + 0.0 * z\n"
+    ),
+    "correctness": (
+        "def predict(x: Any, w: Any) -> Any:\n"
+        "    return jnp.tanh(x @ w) * 1.01  # planted: 1 % off, past the tolerance\n"
+    ),
+}
+_ENV_NAMES = """
+import json
+from asv.config import Config
+from asv.environment import get_environments
+
+conf = Config.load("asv.conf.json")
+print(json.dumps([e.name for e in get_environments(conf, None, verbose=False)]))
+"""
+
+#: The kind of row each planted head must make fail.
+EXPECTED = {"warm": "time", "compile": "compile", "correctness": "accuracy"}
+
+
+def sh(
+    args: list[str], cwd: Path, *, env: dict[str, str] | None = None, ok: tuple[int, ...] = (0,)
+) -> str:
+    done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, check=False)
+    if done.returncode not in ok:
+        raise SystemExit(
+            f"{' '.join(args)} exited {done.returncode}\n"
+            f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+        )
+    return done.stdout
+
+
+def git(root: Path, *args: str) -> str:
+    return sh(["git", *args], root).strip()
+
+
+def asv_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({"JAXBENCH_MACHINE": MACHINE, "PYTHONUNBUFFERED": "1"})
+    env.pop("JAXBENCH_RESULTS_DIR", None)
+    return env
+
+
+def make_repo(root: Path) -> str:
+    """The scratch repository; returns the base commit."""
+    sys.path.insert(0, str(PROJECT / "src"))
+    from jaxbench.store.jsonc import loads  # asv.conf.json has comments
+
+    root.mkdir(parents=True)
+    for name in ("src", "benchmarks"):
+        shutil.copytree(
+            PROJECT / name, root / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info")
+        )
+    shutil.copy2(PROJECT / "pyproject.toml", root / "pyproject.toml")
+    conf = loads((PROJECT / "asv.conf.json").read_text(encoding="utf-8"))
+    conf["matrix"] = {"req": {"jax": [JAX]}, "env": {"XLA_FLAGS": [XLA_FLAGS]}}
+    conf["branches"] = ["main"]
+    (root / "asv.conf.json").write_text(json.dumps(conf, indent=2), encoding="utf-8")
+    (root / "README.md").write_text("# scratch copy for bench_review.py\n", encoding="utf-8")
+    (root / ".gitignore").write_text("/results/\n/.asv/\n/html/\n", encoding="utf-8")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "-c", "user.name=b", "-c", "user.email=b@b", "add", "-A")
+    git(root, "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-q", "-m", "base")
+    return git(root, "rev-parse", "HEAD")
+
+
+def make_head(root: Path, base: str, kind: str, index: int) -> str:
+    git(root, "checkout", "-q", "--detach", base)
+    if kind == "aa":
+        with (root / "README.md").open("a", encoding="utf-8") as readme:
+            readme.write(f"\nA/A review {index}: no library change.\n")
+    else:
+        path = root / "src" / "jaxbench" / "measure" / "workloads.py"
+        text = path.read_text(encoding="utf-8")
+        assert PREDICT in text, "predict changed: update PREDICT in bench_review.py"
+        path.write_text(text.replace(PREDICT, PLANTS[kind]), encoding="utf-8")
+    git(root, "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-q", "-am", f"{kind} {index}")
+    return git(root, "rev-parse", "HEAD")
+
+
+def side_env(root: Path, side: str) -> Path:
+    env = root.parent / f"{side}-env"
+    if not env.exists():
+        sh([sys.executable, "-m", "venv", str(env)], root)
+        sh(
+            [
+                str(env / "bin" / "python"),
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                f"jax=={JAX}",
+                "asv_runner==0.3.2",
+            ],
+            root,
+        )
+    return env / "bin" / "python"
+
+
+def install(root: Path, python: Path, commit: str, side: str) -> None:
+    src = root.parent / f"{side}-src"
+    if src.exists():
+        git(root, "worktree", "remove", "--force", str(src))
+    git(root, "worktree", "add", "-q", "--detach", str(src), commit)
+    sh(
+        [str(python), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall", str(src)],
+        root,
+    )
+
+
+@dataclass
+class Review:
+    kind: str
+    status: int
+    steps: dict[str, float]
+    flagged: Counter[str] = field(default_factory=Counter)
+    tested: Counter[str] = field(default_factory=Counter)
+    summary: str = ""
+
+
+def review(
+    root: Path, base: str, head: str, kind: str, args: argparse.Namespace, env_name: str
+) -> Review:
+    steps: dict[str, float] = {}
+    env = asv_env()
+    results = root / "results" / MACHINE
+    for old in results.glob("*-*.json"):  # each review measures afresh
+        old.unlink()
+    hashes = root / ".asv" / "hashes.txt"
+    hashes.write_text(f"{base}\n{head}\n", encoding="utf-8")
+    bench = ["-b", args.bench] if args.bench else []
+    clock = time.perf_counter()
+    sh(
+        [
+            ASV,
+            "run",
+            f"HASHFILE:{hashes}",
+            "-E",
+            env_name,
+            "--machine",
+            MACHINE,
+            "--interleave-rounds",
+            "--record-samples",
+            "-a",
+            f"rounds={args.rounds}",
+            *bench,
+        ],
+        root,
+        env=env,
+        ok=(0, 2),
+    )
+    steps["asv run"] = time.perf_counter() - clock
+
+    clock = time.perf_counter()
+    pythons = {side: side_env(root, side) for side in ("base", "head")}
+    install(root, pythons["base"], base, "base")
+    install(root, pythons["head"], head, "head")
+    steps["install"] = time.perf_counter() - clock
+
+    run_env = {**env, "XLA_FLAGS": XLA_FLAGS}
+    sides = [
+        "--base-commit",
+        base,
+        "--head-commit",
+        head,
+        "--base-python",
+        str(pythons["base"]),
+        "--head-python",
+        str(pythons["head"]),
+        "--benchmarks",
+        "benchmarks",
+        "--machine",
+        MACHINE,
+        "--env",
+        env_name,
+    ]
+    clock = time.perf_counter()
+    sh(
+        [
+            *JAXBENCH,
+            "ab",
+            *sides,
+            "--rounds",
+            str(args.ab_rounds),
+            "--per-round",
+            str(args.ab_per_round),
+            *bench,
+        ],
+        root,
+        env=run_env,
+    )
+    steps["ab"] = time.perf_counter() - clock
+    clock = time.perf_counter()
+    sh(
+        [*JAXBENCH, "first-call", *sides, "--rounds", str(args.first_call_rounds)],
+        root,
+        env=run_env,
+    )
+    steps["first-call"] = time.perf_counter() - clock
+
+    done = subprocess.run(
+        [
+            *JAXBENCH,
+            "compare",
+            base,
+            head,
+            "--machine",
+            MACHINE,
+            "--env",
+            env_name,
+            "--paired",
+            str(args.ab_per_round),
+            "--format",
+            "json",
+        ],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"compare exited {done.returncode}: {done.stderr}")
+    doc: dict[str, Any] = json.loads(done.stdout)
+    out = Review(kind, done.returncode, steps, summary=doc["summary"])
+    for row in doc["rows"]:
+        if row["p_value"] is not None:
+            out.tested[row["kind"]] += 1
+        if row["category"] is not None:
+            out.flagged[row["category"]] += 1
+    if args.keep:
+        (args.keep / f"{kind}-{head[:8]}.json").write_text(done.stdout, encoding="utf-8")
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--aa", type=int, default=20, help="A/A reviews (default: 20)")
+    parser.add_argument(
+        "--planted",
+        default="warm,compile,correctness",
+        help="planted heads, comma-separated; each once",
+    )
+    parser.add_argument(
+        "--repeat-planted", type=int, default=1, help="reviews of each planted head"
+    )
+    parser.add_argument("--rounds", type=int, default=6, help="asv run rounds (workflow: 6)")
+    parser.add_argument(
+        "--ab-rounds", type=int, default=12, help="jaxbench ab rounds (workflow: 12)"
+    )
+    parser.add_argument(
+        "--ab-per-round", type=int, default=100, help="jaxbench ab samples a round (workflow: 100)"
+    )
+    parser.add_argument(
+        "--first-call-rounds",
+        type=int,
+        default=10,
+        help="jaxbench first-call rounds (workflow: 10)",
+    )
+    parser.add_argument(
+        "-b", "--bench", help="only benchmarks matching (asv run -b, jaxbench ab -b)"
+    )
+    parser.add_argument("--keep", type=Path, help="write each review's compare JSON here")
+    parser.add_argument("--workdir", type=Path, help="scratch folder (default: a temporary one)")
+    args = parser.parse_args()
+    planted = [k for k in args.planted.split(",") if k] * args.repeat_planted
+    for kind in planted:
+        if kind not in PLANTS:
+            raise SystemExit(f"--planted: unknown head {kind!r}; choose from {', '.join(PLANTS)}")
+    if args.keep:
+        args.keep.mkdir(parents=True, exist_ok=True)
+
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="bench-review-"))
+    root = work / "repo"
+    clock = time.perf_counter()
+    base = make_repo(root)
+    (root / ".asv").mkdir(exist_ok=True)
+    sh([ASV, "machine", "--yes", "--machine", MACHINE], root, env=asv_env())
+    env_name = json.loads(sh([sys.executable, "-c", _ENV_NAMES], root))[0]
+    print(
+        f"setup (scratch repo, asv environment): {time.perf_counter() - clock:.0f} s; "
+        f"env {env_name}",
+        flush=True,
+    )
+    print(
+        f"settings: asv rounds {args.rounds}, ab {args.ab_rounds} x {args.ab_per_round}, "
+        f"first-call {args.first_call_rounds}, bench {args.bench or 'all'}",
+        flush=True,
+    )
+
+    reviews: list[Review] = []
+    for index, kind in enumerate(["aa"] * args.aa + planted):
+        head = make_head(root, base, kind, index)
+        clock = time.perf_counter()
+        found = review(root, base, head, kind, args, env_name)
+        total = time.perf_counter() - clock
+        reviews.append(found)
+        steps = ", ".join(f"{k} {v:.0f} s" for k, v in found.steps.items())
+        flagged = ", ".join(f"{n} {k}" for k, n in sorted(found.flagged.items())) or "none"
+        print(
+            f"review {index + 1} ({kind}): exit {found.status}, flagged {flagged}; "
+            f"{total:.0f} s ({steps}); {found.summary}",
+            flush=True,
+        )
+
+    aa = [r for r in reviews if r.kind == "aa"]
+    if aa:
+        failing = sum(r.status != 0 for r in aa)
+        print(f"\nA/A reviews failing the check: {failing} of {len(aa)}")
+        print("| kind | tested rows per review | rows flagged in all A/A reviews | per-row rate |")
+        print("|---|---|---|---|")
+        for tested_kind in ("time", "compile"):
+            tested = sum(r.tested[tested_kind] for r in aa)
+            n_flagged = sum(r.flagged[tested_kind] for r in aa)
+            rate = n_flagged / tested if tested else 0.0
+            print(f"| {tested_kind} | {tested // len(aa)} | {n_flagged} | {rate:.2%} |")
+        for kind in ("accuracy", "work", "memory", "failed"):
+            print(f"| {kind} (exact or untested) | - | {sum(r.flagged[kind] for r in aa)} | - |")
+    plants = [r for r in reviews if r.kind != "aa"]
+    if plants:
+        print("\n| planted head | caught (exit 1, its kind flagged) | flagged rows |")
+        print("|---|---|---|")
+        for r in plants:
+            caught = r.status == 1 and r.flagged[EXPECTED[r.kind]] > 0
+            flagged = ", ".join(f"{n} {k}" for k, n in sorted(r.flagged.items())) or "none"
+            print(f"| {r.kind} | {'yes' if caught else 'NO'} | {flagged} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,168 @@
+"""``jaxbench first-call``: first calls of base and head in fresh processes, side by side.
+
+Runs the suite's figures process (the ``setup_cache`` of its ``track_*``
+first-call benchmarks) ``--rounds`` times a side, base and head in turn
+(:mod:`jaxbench.lockstep.first_call`), and writes the values into the two
+commits' asv result files (created, or updated in place with asv's own
+``Results`` class, written atomically) as the samples of
+``track_first_call_seconds`` and its stages: pair ``i`` of base and head
+measured one right after the other. ``jaxbench compare`` then tests them pair
+by pair (a paired t-test and ``--first-call-factor``) instead of showing one
+value a side as "changed (not tested)". A round that failed or skipped on
+either side is dropped from both, so the pairs stay pairs.
+
+Cost: one process a side a round (this project's suite: about 4 s each on a
+quiet 2-core machine, so 10 rounds take about 80 s). Never imports jax.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import math
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from jaxbench.analyse.kinds import COMPILE_TRACKS
+from jaxbench.commands import positive_int
+from jaxbench.errors import UsageError
+from jaxbench.lockstep.coordinator import Side
+from jaxbench.lockstep.first_call import FirstCalls, measure_first_calls
+from jaxbench.store.asv_results import load_or_new, save_atomic
+
+__all__ = ["HELP", "add_arguments", "paired_values", "run"]
+
+HELP = "time first calls of base and head in fresh processes side by side, for compare"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--base-commit", required=True, help="base commit hash")
+    parser.add_argument("--head-commit", required=True, help="head commit hash")
+    parser.add_argument(
+        "--base-python", default=sys.executable, help="Python with the base commit installed"
+    )
+    parser.add_argument(
+        "--head-python", default=sys.executable, help="Python with the head commit installed"
+    )
+    parser.add_argument(
+        "--benchmarks",
+        type=Path,
+        default=Path("benchmarks"),
+        help="asv benchmark directory for both sides (default: benchmarks)",
+    )
+    parser.add_argument("--base-benchmarks", type=Path, help="benchmark directory of the base")
+    parser.add_argument("--head-benchmarks", type=Path, help="benchmark directory of the head")
+    parser.add_argument(
+        "--rounds",
+        type=positive_int,
+        default=10,
+        help="fresh processes a side, in turn (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=600.0,
+        help="seconds one figures process may take (default: %(default)s)",
+    )
+    parser.add_argument("--machine", required=True, help="machine name for the results")
+    parser.add_argument(
+        "--env", required=True, help="environment name for the results (the asv environment)"
+    )
+    parser.add_argument(
+        "--results", type=Path, default=Path("results"), help="asv results dir (default: results)"
+    )
+
+
+def paired_values(
+    base: list[float | None], head: list[float | None]
+) -> tuple[list[float], list[float], str]:
+    """The rounds where both sides have a finite value, and why there are none.
+
+    The reason is ``"skip"`` when a side skipped every round, ``"failed"``
+    when a side never gave a value, else ``""``.
+    """
+    pairs = [
+        (b, h)
+        for b, h in zip(base, head, strict=False)
+        if b is not None and h is not None and math.isfinite(b) and math.isfinite(h)
+    ]
+    if pairs:
+        return [b for b, _ in pairs], [h for _, h in pairs], ""
+    for side in (base, head):
+        if side and all(v is not None and math.isnan(v) for v in side):
+            return [], [], "skip"
+    return [], [], "failed"
+
+
+def _result(samples: list[list[float]], reasons: list[str], errors: list[str]) -> Any:
+    from asv.runner import BenchmarkResult
+
+    values: list[float | None] = []
+    for kept, reason in zip(samples, reasons, strict=True):
+        if kept:
+            values.append(statistics.median(kept))
+        else:
+            values.append(math.nan if reason == "skip" else None)
+    return BenchmarkResult(
+        result=values,
+        samples=[kept or None for kept in samples],
+        number=[None] * len(values),
+        errcode=1 if None in values else 0,
+        stderr="\n".join(errors),
+        profile=None,
+    )
+
+
+def _add(results: dict[str, Any], base: FirstCalls, head: FirstCalls, started: Any) -> int:
+    """Paired values of every benchmark both sides measured, into both result files."""
+    written = 0
+    for name in sorted(set(base.values) & set(head.values)):
+        sides: dict[str, list[list[float]]] = {"base": [], "head": []}
+        reasons = []
+        for b, h in zip(base.values[name], head.values[name], strict=False):
+            kept_b, kept_h, reason = paired_values(b, h)
+            sides["base"].append(kept_b)
+            sides["head"].append(kept_h)
+            reasons.append(reason)
+        for label, calls in (("base", base), ("head", head)):
+            info = {"name": name, "version": calls.versions[name], "params": calls.params[name]}
+            results[label].add_result(
+                info,
+                _result(sides[label], reasons, calls.errors.get(name, [])),
+                started_at=started,
+                record_samples=True,
+            )
+        written += 1
+    return written
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.base_commit == args.head_commit:
+        raise UsageError("--base-commit and --head-commit are the same; give two commits")
+    base = Side("base", args.base_python, args.base_benchmarks or args.benchmarks)
+    head = Side("head", args.head_python, args.head_benchmarks or args.benchmarks)
+    clock = time.perf_counter()
+    started = datetime.datetime.now(datetime.UTC)
+    base_calls, head_calls = measure_first_calls(
+        base, head, sorted(COMPILE_TRACKS), rounds=args.rounds, timeout=args.timeout
+    )
+    results = {
+        "base": load_or_new(args.results, args.machine, args.base_commit, args.env),
+        "head": load_or_new(args.results, args.machine, args.head_commit, args.env),
+    }
+    n = _add(results, base_calls, head_calls, started)
+    if not n:
+        raise UsageError(
+            f"no first-call benchmark ({', '.join(sorted(COMPILE_TRACKS))}) found in "
+            f"{head.benchmarks}; is it a jaxbench suite (jax_suite)?"
+        )
+    written = [save_atomic(results[side], args.results) for side in ("base", "head")]
+    print(
+        f"jaxbench first-call: {n} benchmark(s), {args.rounds} rounds a side in "
+        f"{time.perf_counter() - clock:.0f} s; wrote {written[0]} and {written[1]}",
+        file=sys.stderr,
+    )
+    return 0

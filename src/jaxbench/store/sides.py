@@ -1,0 +1,96 @@
+"""The two sides of ``jaxbench compare``, read from asv results (no jax).
+
+A side is a commit (hash or unique prefix) found in a results directory, or
+an asv result file; both sides are the same sort. ``benchmarks.json`` beside
+them gives each time benchmark's samples per round (its ``repeat``) and each
+benchmark's parameter names (for graph links).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from jaxbench.errors import ResultsError, UsageError
+from jaxbench.store.benchmarks_json import read_benchmarks_json_or_warn
+from jaxbench.store.results import Point, find_commit, load_history, load_result_file
+
+__all__ = [
+    "load_sides",
+    "looks_like_file",
+    "read_param_names",
+    "read_round_sizes",
+    "results_dir_of",
+]
+
+
+def looks_like_file(arg: str) -> bool:
+    """Whether a side names an asv result file rather than a commit."""
+    return arg.endswith(".json") or Path(arg).is_file()
+
+
+def results_dir_of(head: str, results: Path) -> Path:
+    """The results directory whose ``benchmarks.json`` describes the compared files."""
+    if looks_like_file(head):
+        return Path(head).parent.parent
+    return results
+
+
+def _load_file(arg: str) -> list[Point]:
+    path = Path(arg)
+    benchmarks_json = path.parent.parent / "benchmarks.json"
+    points = load_result_file(path, benchmarks_json if benchmarks_json.is_file() else None)
+    if not points:
+        raise ResultsError(f"{path}: holds no benchmark results; re-run 'asv run' for that commit")
+    return points
+
+
+def load_sides(
+    base: str, head: str, results: Path, *, machine: str | None, env_name: str | None
+) -> tuple[list[Point], list[Point], tuple[str, ...]]:
+    """Base points, head points and warnings, from two result files or two commits."""
+    base_file, head_file = looks_like_file(base), looks_like_file(head)
+    if base_file != head_file:
+        raise UsageError(
+            f"BASE and HEAD must both be commits or both be result files; got {base!r} and {head!r}"
+        )
+    if base_file:
+        sides = [_load_file(base), _load_file(head)]
+        if env_name is not None:
+            sides = [[p for p in side if p.key.env_name == env_name] for side in sides]
+            if not all(sides):
+                raise ResultsError(
+                    f"no results for environment {env_name!r} in {base} or {head}; "
+                    "pick an environment those files hold"
+                )
+        return sides[0], sides[1], ()
+
+    history = load_history(results, machine=machine, env_name=env_name)
+    machines = history.machines()
+    if len(machines) > 1:
+        raise ResultsError(
+            f"{results} holds results from several machines ({', '.join(machines)}); "
+            "pick one with --machine"
+        )
+    base_commit = find_commit(history, base)
+    head_commit = find_commit(history, head)
+    base_points = [p for p in history.points if p.commit == base_commit]
+    head_points = [p for p in history.points if p.commit == head_commit]
+    return base_points, head_points, history.warnings
+
+
+def read_round_sizes(benchmarks_json: Path) -> tuple[tuple[str, int | None], ...]:
+    """Time benchmark -> samples per asv round (its ``repeat``); () if unreadable.
+
+    :meth:`jaxbench.store.benchmarks_json.BenchmarksJson.round_sizes`: None
+    where asv decides the repeat (the rounds cannot be split back).
+    """
+    return read_benchmarks_json_or_warn(benchmarks_json)[0].round_sizes()
+
+
+def read_param_names(results: Path) -> dict[str, tuple[str, ...]]:
+    """Benchmark -> parameter names from ``results/benchmarks.json``; empty if unreadable.
+
+    Used only to build graph links, so a missing file costs the ``p-`` part of
+    the links, not the comparison.
+    """
+    return read_benchmarks_json_or_warn(results / "benchmarks.json")[0].param_names()

@@ -1,0 +1,153 @@
+"""``jaxbench first-call``: real worker processes over a tiny asv suite (no jax needed).
+
+The suite's ``setup_cache`` stands in for the figures process: it sleeps
+``DELAY`` seconds and reports how long that took, as a first call would
+report its compile time. Base and head differ only in ``DELAY``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jaxbench.commands.first_call import paired_values
+
+SUITE = """\
+import time
+
+DELAY = {delay}
+
+
+class ToyFigures:
+    params = [[1, 2]]
+    param_names = ["n"]
+
+    def setup_cache(self):
+        start = time.perf_counter()
+        time.sleep(DELAY)
+        return time.perf_counter() - start
+
+    def setup(self, cache, n):
+        self.value = cache * n
+
+    def track_compile_seconds(self, cache, n):
+        return self.value
+
+    def track_trace_seconds(self, cache, n):
+        if n == 2:
+            raise NotImplementedError("no trace stage at n=2")
+        return self.value / 10
+
+    def track_max_abs_error(self, cache, n):  # not a first-call figure: left alone
+        return 0.0
+"""
+
+
+def _suite(root: Path, delay: float) -> Path:
+    root.mkdir(parents=True)
+    (root / "__init__.py").write_text("", encoding="utf-8")
+    (root / "toy.py").write_text(SUITE.format(delay=delay), encoding="utf-8")
+    return root
+
+
+def _jaxbench(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "jaxbench", *(str(a) for a in args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def _review(tmp_path: Path, base_delay: float, head_delay: float) -> tuple[int, dict[str, Any]]:
+    base = _suite(tmp_path / "base" / "benchmarks", base_delay)
+    head = _suite(tmp_path / "head" / "benchmarks", head_delay)
+    results = tmp_path / "results"
+    done = _jaxbench(
+        "first-call",
+        "--base-commit",
+        "a" * 40,
+        "--head-commit",
+        "b" * 40,
+        "--base-benchmarks",
+        base,
+        "--head-benchmarks",
+        head,
+        "--machine",
+        "m",
+        "--env",
+        "e",
+        "--results",
+        results,
+        "--rounds",
+        "5",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "2 benchmark(s), 5 rounds a side" in done.stderr
+    files = [results / "m" / f"{c * 8}-e.json" for c in "ab"]
+    done = _jaxbench("compare", *files, "--format", "json", cwd=tmp_path)
+    assert done.returncode in (0, 1), done.stderr
+    return done.returncode, json.loads(done.stdout)
+
+
+def _rows(doc: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    return {(r["benchmark"].rsplit(".", 1)[-1], r["params"][0]): r for r in doc["rows"]}
+
+
+def test_a_slower_first_call_is_caught_pair_by_pair(tmp_path: Path) -> None:
+    status, doc = _review(tmp_path, 0.02, 0.06)
+    rows = _rows(doc)
+    compile_1 = rows[("track_compile_seconds", "1")]
+    assert compile_1["verdict"] == "regression"
+    assert compile_1["category"] == "compile"
+    assert compile_1["n_base"] == compile_1["n_head"] == 5
+    assert "paired t over 5 fresh-process pairs" in compile_1["reason"]
+    assert compile_1["ratio"] == pytest.approx(3.0, rel=0.3)
+    assert rows[("track_trace_seconds", "2")]["verdict"] == "skipped"
+    assert status == 1
+
+
+def test_identical_suites_pass(tmp_path: Path) -> None:
+    status, doc = _review(tmp_path, 0.03, 0.03)
+    assert status == 0, doc["summary"]
+    for row in doc["rows"]:
+        assert row["verdict"] in ("not significant", "skipped"), row
+
+
+def test_pairs_drop_a_round_that_failed_on_either_side() -> None:
+    nan = float("nan")
+    assert paired_values([1.0, None, 3.0, 4.0], [1.5, 2.0, nan, 4.5]) == (
+        [1.0, 4.0],
+        [1.5, 4.5],
+        "",
+    )
+    assert paired_values([nan, nan], [nan, nan]) == ([], [], "skip")
+    assert paired_values([None, None], [1.0, 2.0]) == ([], [], "failed")
+
+
+def test_a_missing_benchmark_directory_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    done = _jaxbench(
+        "first-call",
+        "--base-commit",
+        "a" * 40,
+        "--head-commit",
+        "b" * 40,
+        "--benchmarks",
+        tmp_path / "nowhere",
+        "--machine",
+        "m",
+        "--env",
+        "e",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1
+    assert "no such benchmark directory" in done.stderr
