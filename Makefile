@@ -10,11 +10,16 @@ COMMITS ?= 3
 MACHINE ?= $(shell uname -m)-$(shell nproc)cpu
 # Extra asv run options, e.g. ASV_ARGS='-E virtualenv:3.11 -b Predict'.
 ASV_ARGS ?=
+# The paired history: each measured commit timed side by side with the one
+# before it (jaxbench pair-history); PAIRED=0 skips it. PAIR_ARGS, e.g.
+# PAIR_ARGS='--env NAME -b Predict --rounds 12'.
+PAIRED  ?= 1
+PAIR_ARGS ?=
 PORT    ?= 8080
 
 export JAXBENCH_MACHINE := $(MACHINE)
 
-.PHONY: all setup bench measure publish regressions preview test lint typecheck unit clean
+.PHONY: all setup bench measure paired publish regressions preview test lint typecheck unit clean
 
 all: test
 
@@ -34,12 +39,21 @@ setup: $(BIN)/.installed node_modules/.installed
 bench: $(BIN)/.installed measure publish regressions
 	@echo "HTML history: $(CURDIR)/html/index.html (make preview serves it on port $(PORT))"
 
+# jaxbench machine: asv's machine.json with a hardware fingerprint, no questions.
 measure: $(BIN)/.installed
 	@mkdir -p .asv
-	$(BIN)/asv machine --yes --machine $(MACHINE) >/dev/null
+	$(BIN)/jaxbench machine --machine $(MACHINE)
 	git rev-list --max-count=$(COMMITS) HEAD > .asv/commits.txt
 	$(BIN)/asv run --machine $(MACHINE) --skip-existing --record-samples \
 		--show-stderr $(ASV_ARGS) HASHFILE:.asv/commits.txt
+	@if [ "$(PAIRED)" != 0 ]; then $(MAKE) --no-print-directory paired; fi
+
+# Pair each of the last COMMITS commits with the one before it (asv's environments
+# must be built: make measure). `make paired COMMITS=12` backfills 12 commits.
+paired: $(BIN)/.installed
+	@mkdir -p .asv
+	git rev-list --max-count=$(COMMITS) HEAD > .asv/commits.txt
+	$(BIN)/jaxbench pair-history --machine $(MACHINE) --commits .asv/commits.txt $(PAIR_ARGS)
 
 publish: $(BIN)/.installed
 	$(BIN)/jaxbench publish

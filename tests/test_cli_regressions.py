@@ -236,12 +236,7 @@ def test_pvlib_events_one_per_documented_regression(capsys: pytest.CaptureFixtur
         assert event["broad"] is False
     # the three detect_clearsky parameters form ONE event per environment
     assert len(clearsky36["regressions"]) == 3  # type: ignore[arg-type]
-    fuentes = [
-        e
-        for e in events
-        for r in e["regressions"]
-        if "Fuentes" in r["benchmark"]
-    ]
+    fuentes = [e for e in events for r in e["regressions"] if "Fuentes" in r["benchmark"]]
     assert fuentes == []
     assert not at("1893b20a7", "")
 

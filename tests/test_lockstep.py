@@ -18,7 +18,15 @@ from pathlib import Path
 import pytest
 
 from conftest import AsvResultsWriter, commit_hash
-from jaxbench.lockstep.coordinator import Side, list_benchmarks, round_cpus, run_lockstep, schedule
+from jaxbench.lockstep.coordinator import (
+    Item,
+    Side,
+    list_benchmarks,
+    round_cpus,
+    run_lockstep,
+    run_lockstep_suite,
+    schedule,
+)
 from jaxbench.store.results import load_result_file
 
 BASE, HEAD = commit_hash(1), commit_hash(2)
@@ -261,3 +269,110 @@ def test_a_benchmark_without_number_gets_asvs_calibrated_number(tmp_path: Path) 
     assert 5 <= b.number <= 60
     assert 5 <= h.number <= 60
     assert all(s >= 0.001 for s in b.samples)
+
+
+PIDS = textwrap.dedent(
+    """
+    import os
+    import time
+
+    def _note(name):
+        with open(os.environ["PID_LOG"], "a") as log:
+            log.write(f"{{name}} {{os.getpid()}}\\n")
+
+    class One:
+        number = 1
+
+        def setup(self):
+            _note("one")
+
+        def time_it(self):
+            time.sleep({sleep})
+
+    class Two:
+        number = 1
+        params = [1, 2]
+
+        def setup(self, p):
+            _note(f"two{{p}}")
+
+        def time_it(self, p):
+            time.sleep({sleep})
+    """
+)
+
+
+def _pid_suite(root: Path, sleep: float) -> Path:
+    root.mkdir(parents=True)
+    (root / "__init__.py").write_text("")
+    (root / "pids.py").write_text(PIDS.format(sleep=sleep))
+    return root
+
+
+def test_one_worker_pair_per_round_serves_every_benchmark(tmp_path: Path) -> None:
+    log = tmp_path / "pids.txt"
+    env = (("PID_LOG", str(log)),)
+    base = Side(
+        "base", sys.executable, _pid_suite(tmp_path / "b" / "benchmarks", 0.0005), environ=env
+    )
+    head = Side(
+        "head", sys.executable, _pid_suite(tmp_path / "h" / "benchmarks", 0.0005), environ=env
+    )
+    items = [Item("pids.One.time_it"), Item("pids.Two.time_it", 0), Item("pids.Two.time_it", 1)]
+    out = run_lockstep_suite(base, head, items, rounds=3, per_round=2)
+    assert [len(b.samples) for b, _ in out] == [6, 6, 6]
+    assert [len(h.samples) for _, h in out] == [6, 6, 6]
+    noted = [line.split() for line in log.read_text().splitlines()]
+    pids = {pid for _, pid in noted}
+    # every benchmark set up in every round on both sides, by 2 processes a round, not 6
+    assert {name for name, _ in noted} == {"one", "two1", "two2"}
+    assert len(pids) == 3 * 2
+
+
+def test_ab_alone_writes_machine_json_and_compare_reads_the_directory(tmp_path: Path) -> None:
+    _pid_suite(tmp_path / "base", 0.0005)
+    _pid_suite(tmp_path / "head", 0.002)
+    done = subprocess.run(
+        [sys.executable, "-m", "jaxbench", "ab", "--base-commit", BASE, "--head-commit", HEAD,
+         "--machine", "ceo", "--base-benchmarks", "base", "--head-benchmarks", "head",
+         "--rounds", "8", "--per-round", "4", "--results", "out", "-b", "One"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=600,
+        env={**os.environ, "PID_LOG": str(tmp_path / "pids.txt")},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    machine = json.loads((tmp_path / "out" / "ceo" / "machine.json").read_text())
+    assert machine["machine"] == "ceo"
+    assert machine["version"] == 1
+    assert len(machine["fingerprint"]) == 12
+    compared = _jaxbench(
+        "compare", BASE, HEAD, "--results", "out", "--paired", "4", "--format", "json",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert compared.returncode == 1, compared.stderr
+    (row,) = json.loads(compared.stdout)["rows"]
+    assert row["verdict"] == "regression"
+    assert row["ratio"] > 2
+
+
+def test_together_stops_both_sides_of_an_item_one_side_fails(tmp_path: Path) -> None:
+    log = tmp_path / "pids.txt"
+    env = (("PID_LOG", str(log)),)
+    good = _pid_suite(tmp_path / "b" / "benchmarks", 0.0005)
+    bad = _pid_suite(tmp_path / "h" / "benchmarks", 0.0005)
+    (bad / "pids.py").write_text(
+        (bad / "pids.py").read_text().replace('_note("one")', 'raise RuntimeError("broken")')
+    )
+    base = Side("base", sys.executable, good, environ=env)
+    head = Side("head", sys.executable, bad, environ=env)
+    items = [Item("pids.One.time_it"), Item("pids.Two.time_it", 0)]
+    (one_b, one_h), (two_b, two_h) = run_lockstep_suite(
+        base, head, items, rounds=3, per_round=2, together=True
+    )
+    assert "RuntimeError: broken" in one_h.failure
+    assert one_b.failure == "not sampled: the head side failed or skipped"
+    assert one_b.samples == ()
+    assert len(two_b.samples) == len(two_h.samples) == 6  # the rest of the suite goes on
+    # round 0 only: the base side never loaded One again (setup runs per sample too)
+    noted = [line.split() for line in log.read_text().splitlines()]
+    assert len({pid for name, pid in noted if name == "one"}) == 1
+    assert len({pid for name, pid in noted if name == "two1"}) == 3 * 2

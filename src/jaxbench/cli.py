@@ -32,6 +32,8 @@ COMMANDS: dict[str, str] = {
     "regressions": "regressions",
     "hlo-diff": "hlo_diff",
     "publish": "publish",
+    "machine": "machine",
+    "pair-history": "pair_history",
 }
 
 EXIT_USAGE = 2

@@ -1,8 +1,11 @@
 """``jaxbench ab``: time base and head side by side and record asv results.
 
 Each asv time benchmark (and parameter set) is measured in ``--rounds``
-rounds; a round starts one process per side and takes ``--per-round``
-samples from each, in turn (:mod:`jaxbench.lockstep.coordinator`). The samples go into
+rounds; a round starts one process per side, which serve every benchmark in
+turn, ``--per-round`` samples from each side, taken in turn
+(:mod:`jaxbench.lockstep.coordinator`). Where the results directory has no
+``<machine>/machine.json`` yet, it is written (with the host's fingerprint,
+:mod:`jaxbench.store.machine`), so the directory is usable on its own. The samples go into
 the two commits' asv result files (created, or updated in place with asv's
 own ``Results`` class, written atomically), so ``jaxbench compare BASE HEAD
 --paired PER_ROUND`` tests them pair by pair, and every other figure asv
@@ -35,11 +38,13 @@ from jaxbench.commands import positive_int
 from jaxbench.errors import ResultsError, UsageError
 from jaxbench.lockstep.coordinator import (
     DEFAULT_TIMEOUT,
+    Item,
     Side,
     SideResult,
     list_benchmarks,
-    run_lockstep,
+    run_lockstep_suite,
 )
+from jaxbench.store.machine import check_name, probe, write_machine
 
 __all__ = ["HELP", "add_arguments", "run"]
 
@@ -232,6 +237,7 @@ def _save_atomic(result: Any, results_dir: Path) -> Path:
 def run(args: argparse.Namespace) -> int:
     base = Side("base", args.base_python, args.base_benchmarks or args.benchmarks)
     head = Side("head", args.head_python, args.head_benchmarks or args.benchmarks)
+    check_name(args.machine)
     if args.cpus < 0:
         raise UsageError(f"--cpus must be 0 (no pinning) or more, got {args.cpus}")
     _check_python(base)
@@ -261,54 +267,55 @@ def run(args: argparse.Namespace) -> int:
         f"{args.head_commit[:8]}",
         file=sys.stderr,
     )
+    items = [Item(str(b["name"]), idx, _timeout(b)) for b in listed for idx in _combos(b)]
+    started = datetime.datetime.now(datetime.UTC)
+    clock = time.perf_counter()
+    outcomes = run_lockstep_suite(
+        base,
+        head,
+        items,
+        rounds=args.rounds,
+        per_round=args.per_round,
+        cpus=args.cpus,
+        progress=_progress,
+    )
+    duration = (time.perf_counter() - clock) / max(1, len(items))
+    by_item = dict(zip(items, outcomes, strict=True))
     for bench in listed:
         name = str(bench["name"])
-        started = datetime.datetime.now(datetime.UTC)
-        clock = time.perf_counter()
-        outcomes: dict[str, list[SideResult]] = {"base": [], "head": []}
-        for idx in _combos(bench):
-            b, h = run_lockstep(
-                base,
-                head,
-                name,
-                idx,
-                rounds=args.rounds,
-                per_round=args.per_round,
-                cpus=args.cpus,
-                timeout=_timeout(bench),
-            )
-            outcomes["base"].append(b)
-            outcomes["head"].append(h)
-            label = name if idx is None else f"{name}-{idx}"
-            print(
-                f"  {label}: base {_describe(b)}, head {_describe(h)}",
-                file=sys.stderr,
-            )
-        duration = time.perf_counter() - clock
+        mine = [(item, by_item[item]) for item in items if item.name == name]
+        for item, (b, h) in mine:
+            print(f"  {item.label}: base {_describe(b)}, head {_describe(h)}", file=sys.stderr)
         info = {"name": name, "version": bench.get("version"), "params": bench.get("params")}
-        for side in ("base", "head"):
+        for side, pick in (("base", 0), ("head", 1)):
             results[side].add_result(
                 info,
-                _benchmark_result(outcomes[side]),
+                _benchmark_result([pair[pick] for _, pair in mine]),
                 started_at=started,
-                duration=duration,
+                duration=duration * len(mine),
                 record_samples=True,
             )
     written = [_save_atomic(results[side], args.results) for side in ("base", "head")]
     for path in written:
         print(f"jaxbench ab: wrote {path}", file=sys.stderr)
-    if (args.results / args.machine / "machine.json").is_file():
-        sides = (
-            f"{args.base_commit} {args.head_commit} --results {args.results} "
-            f"--machine {args.machine} --env {args.env}"
-        )
-    else:  # no 'asv machine' here: name the files
-        sides = f"{written[0]} {written[1]}"
+    if not (args.results / args.machine / "machine.json").is_file():
+        # So that 'compare BASE HEAD --results DIR' finds the results: asv's
+        # machine.json, as 'jaxbench machine' writes it (~/.asv-machine.json untouched).
+        machine_json, _ = write_machine(probe(args.machine), args.results, register=False)
+        print(f"jaxbench ab: wrote {machine_json}", file=sys.stderr)
+    sides = (
+        f"{args.base_commit} {args.head_commit} --results {args.results} "
+        f"--machine {args.machine} --env {args.env}"
+    )
     print(
         f"jaxbench ab: compare with: jaxbench compare {sides} --paired {args.per_round}",
         file=sys.stderr,
     )
     return 0
+
+
+def _progress(done: int, total: int) -> None:
+    print(f"jaxbench ab: round {done}/{total} done", file=sys.stderr)
 
 
 def _describe(outcome: SideResult) -> str:

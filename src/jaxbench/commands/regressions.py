@@ -22,7 +22,11 @@ and ``fixed_commit`` (null unless ``--all`` found it undone). Each event has
 ``machine``, ``env_name``, ``good_commit``, ``bad_commit``, ``date``,
 ``broad``, ``series_measured``, ``severity``, ``kinds``, ``worst_ratio`` and
 its ``regressions`` (worst first). Format 1 had no events and gave asv's best
-value after the step as ``after``.
+value after the step as ``after``. Where
+``jaxbench pair-history`` wrote pairs, ``paired_history`` holds ``pairs``,
+``series`` and ``flagged``: each commit whose own pair says regression
+(``benchmark``, ``params``, ``machine``, ``env_name``, ``commit``, ``ratio``,
+``low``, ``high``, ``p_value``, ``rounds``).
 """
 
 from __future__ import annotations
@@ -60,6 +64,7 @@ TOP_SERIES = 3
 if TYPE_CHECKING:
     from jaxbench.analyse.detect import MachineChange, Regression
     from jaxbench.analyse.events import Event
+    from jaxbench.store.series_table import SeriesTable
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -389,6 +394,7 @@ def run(args: argparse.Namespace) -> int:
     table = load_series_table(
         results_dir, machine=args.machine, env_name=args.env, use_cache=not args.no_cache
     )
+    paired, paired_doc = _paired(results_dir, table, args)  # bad files stop before any write
     found, fits = scan(
         table,
         threshold=threshold,
@@ -409,15 +415,18 @@ def run(args: argparse.Namespace) -> int:
         regressions = [r for r in regressions if r.ratio >= args.min_ratio]
     events = group_events(regressions, found.series_at)
     if args.format == "json":
-        sys.stdout.write(
-            format_json(
-                regressions,
-                table.warnings,
-                events=events,
-                machine_changes=changes,
-                n_series=found.n_series,
-            )
+        text = format_json(
+            regressions,
+            table.warnings,
+            events=events,
+            machine_changes=changes,
+            n_series=found.n_series,
         )
+        if paired_doc is not None:
+            document = json.loads(text)
+            document["paired_history"] = paired_doc
+            text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+        sys.stdout.write(text)
         return 0
     for warning in table.warnings:
         print(f"jaxbench: warning: {warning}", file=sys.stderr)
@@ -427,4 +436,21 @@ def run(args: argparse.Namespace) -> int:
     else:
         text = format_events(events, found.n_series, limit=args.limit, machine_changes=changes)
     sys.stdout.write(text)
+    if paired:
+        sys.stdout.write("\n" + paired)
     return 0
+
+
+def _paired(
+    results_dir: Path, table: SeriesTable, args: argparse.Namespace
+) -> tuple[str, dict[str, object] | None]:
+    """The "paired history" section and its JSON (jaxbench pair-history's files), if any."""
+    from jaxbench.analyse.paired_history import paired_series
+    from jaxbench.render.paired import format_paired_text, paired_json
+    from jaxbench.store.paired import load_paired
+
+    runs = load_paired(results_dir, machine=args.machine, env_name=args.env)
+    if not runs:
+        return "", None
+    series = paired_series(runs, table.commits(), results_dir)
+    return format_paired_text(series, len(runs)), paired_json(series, len(runs))

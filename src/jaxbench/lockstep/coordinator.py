@@ -6,10 +6,13 @@ far more than the 5 % a review must see. ``asv run --interleave-rounds``
 alternates whole processes, seconds apart, so the drift falls on base and
 head unequally. Here both sides are alive at once: a *round* starts one
 worker process per side (``worker.py``, run by each side's Python),
-then asks them for one asv sample each, in turn, ``per_round`` times (the
-side that goes first alternates), so every base sample has a head sample
-taken within milliseconds of it. Rounds are repeated in fresh processes,
-because a process keeps some of its own speed for its whole life.
+then, benchmark after benchmark, asks them for one asv sample each, in turn,
+``per_round`` times (the side that goes first alternates), so every base
+sample has a head sample taken within milliseconds of it. One worker pair
+serves every benchmark of the suite in a round (:func:`run_lockstep_suite`):
+jax is imported once per process, not once per benchmark. Rounds are
+repeated in fresh processes, because a process keeps some of its own speed
+for its whole life.
 
 Both processes of a round are pinned to the same CPU (``cpus`` per round,
 rotating over the CPUs this process may use from round to round): on this
@@ -37,7 +40,7 @@ import os
 import select
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,11 +51,13 @@ from jaxbench.errors import JaxbenchError, UsageError
 __all__ = [
     "DEFAULT_TIMEOUT",
     "WORKER",
+    "Item",
     "Side",
     "SideResult",
     "list_benchmarks",
     "round_cpus",
     "run_lockstep",
+    "run_lockstep_suite",
     "schedule",
 ]
 
@@ -74,6 +79,9 @@ class Side:
     #: The worker script; another one speaking the same protocol may stand in
     #: (``bench/bench_fidelity.py`` times a bare loop that way).
     worker: Path = WORKER
+    #: Extra environment variables of this side's workers (e.g. a
+    #: ``PYTHONPATH`` that puts this side's commit in front of the installed one).
+    environ: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -123,6 +131,7 @@ class _Worker:
                 stderr=stderr,
                 text=True,
                 bufsize=1,
+                env={**os.environ, **dict(side.environ)} if side.environ else None,
             )
         except OSError as exc:
             raise UsageError(
@@ -250,6 +259,23 @@ class _Collected:
     failure: str = ""
     skip: str = ""
 
+    @property
+    def done(self) -> bool:
+        return bool(self.failure or self.skip)
+
+
+@dataclass(frozen=True)
+class Item:
+    """One benchmark and parameter set to sample, and its asv ``timeout`` in seconds."""
+
+    name: str
+    param_idx: int | None = None
+    timeout: float = DEFAULT_TIMEOUT
+
+    @property
+    def label(self) -> str:
+        return self.name if self.param_idx is None else f"{self.name}-{self.param_idx}"
+
 
 def run_lockstep(
     base: Side,
@@ -269,80 +295,178 @@ def run_lockstep(
     ``timeout``) or skips stops being sampled; the other goes on alone, so
     its figure is still recorded.
     """
+    (outcome,) = run_lockstep_suite(
+        base,
+        head,
+        [Item(name, param_idx, timeout)],
+        rounds=rounds,
+        per_round=per_round,
+        cpus=cpus,
+    )
+    return outcome
+
+
+def run_lockstep_suite(
+    base: Side,
+    head: Side,
+    items: Sequence[Item],
+    *,
+    rounds: int,
+    per_round: int,
+    cpus: int = 1,
+    progress: Callable[[int, int], None] | None = None,
+    together: bool = False,
+) -> list[tuple[SideResult, SideResult]]:
+    """Sample every item at base and head, in lockstep; one worker pair per round.
+
+    Each round starts one process per side and lets the pair serve every
+    item in turn (load both, sample in turn, release both), starting from a
+    different item each round, so no benchmark always runs first in a fresh
+    process. A worker that fails an item (it exits after reporting) is
+    replaced for the rest of the round; the item stays failed on that side.
+    ``progress(round, rounds)`` is called after each round. With
+    ``together``, an item that fails or skips on one side is no longer sampled
+    on the other either (only pairs are wanted: ``jaxbench pair-history``).
+    """
     if rounds < 1 or per_round < 1:
         raise ValueError("rounds and per_round must be >= 1")
-    collected = [_Collected([]), _Collected([])]
+    collected = [[_Collected([]), _Collected([])] for _ in items]
     for round_index in range(rounds):
-        live = [i for i in (0, 1) if not (collected[i].failure or collected[i].skip)]
-        if not live:
+        if all(c[0].done and c[1].done for c in collected):
             break
+        shift = round_index % len(items) if items else 0
+        order = list(range(shift, len(items))) + list(range(shift))
         _one_round(
             (base, head),
-            collected,
-            live,
-            name,
-            param_idx,
+            [(items[i], collected[i]) for i in order],
             per_round,
             round_index,
             round_cpus(cpus, round_index),
-            timeout,
         )
+        if together:
+            for pair in collected:
+                for i in (0, 1):
+                    other = pair[1 - i]
+                    if other.done and not pair[i].done:
+                        side = ("base", "head")[1 - i]
+                        pair[i].failure = f"not sampled: the {side} side failed or skipped"
+        if progress is not None:
+            progress(round_index + 1, rounds)
     out = []
-    for c in collected:
-        samples = () if c.failure or c.skip else tuple(c.samples)
-        out.append(SideResult(samples, c.number, c.failure, c.skip))
-    return out[0], out[1]
+    for pair in collected:
+        sides = []
+        for c in pair:
+            samples = () if c.done else tuple(c.samples)
+            sides.append(SideResult(samples, c.number, c.failure, c.skip))
+        out.append((sides[0], sides[1]))
+    return out
+
+
+class _Pair:
+    """The round's two workers; a side whose worker failed gets a fresh one on demand."""
+
+    def __init__(
+        self, stack: ExitStack, sides: tuple[Side, Side], order: list[int], cpus: tuple[int, ...]
+    ) -> None:
+        self._stack = stack
+        self._sides = sides
+        self._cpus = cpus
+        self._workers: dict[int, _Worker] = {}
+        for i in order:  # the side started first alternates too
+            self.get(i)
+
+    def get(self, i: int) -> _Worker:
+        worker = self._workers.get(i)
+        if worker is None:
+            err = self._stack.enter_context(tempfile.TemporaryFile("w+", encoding="utf-8"))  # noqa: SIM115
+            worker = _Worker(self._sides[i], err, self._cpus)
+            self._stack.callback(worker.close)
+            self._workers[i] = worker
+        return worker
+
+    def lost(self, i: int) -> None:
+        """Side ``i``'s worker failed (and exits): start another before its next use."""
+        worker = self._workers.pop(i, None)
+        if worker is not None:
+            worker.close()
 
 
 def _one_round(
     sides: tuple[Side, Side],
-    collected: list[_Collected],
-    live: list[int],
-    name: str,
-    param_idx: int | None,
+    work: list[tuple[Item, list[_Collected]]],
     per_round: int,
     round_index: int,
     cpus: tuple[int, ...],
-    timeout: float,
 ) -> None:
-    # The side started first alternates too (it may get the better memory, or CPU).
+    order = [0, 1] if round_index % 2 == 0 else [1, 0]
+    with ExitStack() as stack:
+        pair = _Pair(stack, sides, order, cpus)
+        for item, collected in work:
+            _one_item(pair, item, collected, per_round, round_index)
+        for i in order:
+            with contextlib.suppress(WorkerError):
+                pair.get(i).ask({"op": "close"}, DEFAULT_TIMEOUT)
+
+
+def _one_item(
+    pair: _Pair, item: Item, collected: list[_Collected], per_round: int, round_index: int
+) -> None:
+    live = [i for i in (0, 1) if not collected[i].done]
+    if not live:
+        return
     order = live if round_index % 2 == 0 else live[::-1]
-    with _workers(tuple(sides[i] for i in order), cpus) as workers:
-        by_side = dict(sorted(zip(order, workers, strict=True)))
-        # Load both at once (each compiles and checks its answer), then sample.
-        for worker in workers:
-            worker.send({"op": "load", "name": name, "param_idx": param_idx})
-        for i, worker in list(by_side.items()):
+    # Load both at once (each compiles and checks its answer), then sample.
+    loaded: dict[int, _Worker] = {}
+    sent: dict[int, _Worker] = {}
+    for i in order:
+        worker = pair.get(i)
+        try:
+            worker.send({"op": "load", "name": item.name, "param_idx": item.param_idx})
+        except WorkerError as exc:
+            collected[i].failure = str(exc)
+            pair.lost(i)
+            continue
+        sent[i] = worker
+    for i, worker in sorted(sent.items()):
+        try:
+            answer = worker.receive(item.timeout)
+        except WorkerError as exc:
+            collected[i].failure = str(exc)
+            pair.lost(i)
+            continue
+        if "skip" in answer:
+            collected[i].skip = str(answer["skip"])
+            _release(pair, i, worker, collected[i], item.timeout)
+            continue
+        number = int(answer.get("number", 0))
+        if collected[i].number and number != collected[i].number:
+            collected[i].failure = "the benchmark's number changed between rounds"
+            _release(pair, i, worker, collected[i], item.timeout)
+            continue
+        collected[i].number = number
+        loaded[i] = worker
+    for step in schedule(per_round, round_index):
+        for i in step:
+            worker_or_none = loaded.get(i)
+            if worker_or_none is None:
+                continue
             try:
-                answer = worker.receive(timeout)
+                sample = worker_or_none.ask({"op": "sample", "count": 1}, item.timeout)
             except WorkerError as exc:
                 collected[i].failure = str(exc)
-                del by_side[i]
+                del loaded[i]
+                pair.lost(i)
                 continue
-            if "skip" in answer:
-                collected[i].skip = str(answer["skip"])
-                del by_side[i]
-                continue
-            number = int(answer.get("number", 0))
-            if collected[i].number and number != collected[i].number:
-                collected[i].failure = "the benchmark's number changed between rounds"
-                del by_side[i]
-                continue
-            collected[i].number = number
-        for step in schedule(per_round, round_index):
-            for i in step:
-                worker_or_none = by_side.get(i)
-                if worker_or_none is None:
-                    continue
-                try:
-                    sample = worker_or_none.ask({"op": "sample", "count": 1}, timeout)["samples"]
-                except WorkerError as exc:
-                    collected[i].failure = str(exc)
-                    del by_side[i]
-                    continue
-                collected[i].samples.extend(float(s) for s in sample)
-        for i, worker in by_side.items():
-            try:
-                worker.ask({"op": "close"}, timeout)  # teardown: the recompilation guard
-            except WorkerError as exc:
-                collected[i].failure = str(exc)
+            collected[i].samples.extend(float(s) for s in sample["samples"])
+    for i, worker in loaded.items():
+        _release(pair, i, worker, collected[i], item.timeout)
+
+
+def _release(pair: _Pair, i: int, worker: _Worker, collected: _Collected, timeout: float) -> None:
+    """Teardown (the recompilation guard) without ending the process."""
+    try:
+        worker.ask({"op": "release"}, timeout)
+    except WorkerError as exc:
+        if not collected.done:
+            collected.failure = str(exc)
+        pair.lost(i)

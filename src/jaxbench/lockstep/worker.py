@@ -19,7 +19,13 @@ original stdout (benchmark output is sent to stderr)::
     {"op": "load", "name": N, "param_idx": I or null}
                                           -> {"number": n} or {"skip": reason}
     {"op": "sample", "count": k}          -> {"samples": [seconds per call, ...]}
-    {"op": "close"}                       -> {"ok": true}   (runs teardown)
+    {"op": "release"}                     -> {"ok": true}   (runs teardown; the process
+                                             stays, for the next "load")
+    {"op": "close"}                       -> {"ok": true}   (runs teardown, exits)
+
+One process may serve every benchmark of a suite in turn (load, sample,
+release, load the next...): the coordinator starts one worker pair per round,
+not one per benchmark.
 
 ``CPUS`` (e.g. ``1`` or ``0,1``) pins the process to those CPUs before it
 imports anything: jax then sizes its thread pools for the CPUs it really
@@ -238,6 +244,8 @@ def main(argv: list[str]) -> int:
             if op == "list":
                 _answer(out, {"benchmarks": _list(root)})
             elif op == "load":
+                if side is not None:
+                    raise RuntimeError("release the loaded benchmark first")
                 side = _Side(root, str(request["name"]), request.get("param_idx"))
                 if side.skipped:
                     _answer(out, {"skip": side.skip_reason})
@@ -247,6 +255,11 @@ def main(argv: list[str]) -> int:
                 if side is None or side.skipped:
                     raise RuntimeError("no benchmark loaded")
                 _answer(out, {"samples": side.sample(int(request["count"]))})
+            elif op == "release":
+                if side is not None:
+                    loaded, side = side, None
+                    loaded.close()
+                _answer(out, {"ok": True})
             elif op == "close":
                 if side is not None:
                     side.close()

@@ -45,9 +45,12 @@ from pathlib import Path
 
 from jaxbench.analyse.detect import read_asv_conf, scan, thresholds_from_asv_conf
 from jaxbench.analyse.events import group_events
+from jaxbench.analyse.paired_history import paired_series
 from jaxbench.errors import ResultsError, UsageError
 from jaxbench.render import html
+from jaxbench.render.paired import PAIRED_PAGE, add_paired_nav, render_paired_page
 from jaxbench.store.benchmarks_json import read_benchmarks_json_or_warn
+from jaxbench.store.paired import load_paired
 from jaxbench.store.results import read_env_params
 from jaxbench.store.series_table import load_series_table, save_fits
 
@@ -157,15 +160,37 @@ def _run_asv_publish(
     return output
 
 
-def _finish_site(site: Path, page: str) -> None:
-    """Make asv's site in ``site`` work offline and add our page to it."""
+def _finish_site(site: Path, page: str, paired_page: str | None = None) -> None:
+    """Make asv's site in ``site`` work offline and add our pages to it."""
     index = site / "index.html"
-    index.write_text(html.localize_asv_index(index.read_text(encoding="utf-8")), encoding="utf-8")
+    localized = html.localize_asv_index(index.read_text(encoding="utf-8"))
+    if paired_page is not None:
+        localized = add_paired_nav(localized)
+        (site / PAIRED_PAGE).parent.mkdir(parents=True, exist_ok=True)
+        (site / PAIRED_PAGE).write_text(paired_page, encoding="utf-8")
+    index.write_text(localized, encoding="utf-8")
     assets = resources.files("jaxbench").joinpath("assets")
     with resources.as_file(assets) as assets_dir:
         shutil.copytree(assets_dir / "vendor", site / html.VENDOR_DIR)
         shutil.copyfile(assets_dir / "jaxbench.css", site / html.STYLESHEET)
     (site / html.REGRESSIONS_PAGE).write_text(page, encoding="utf-8")
+
+
+def _paired_page(
+    results: Path, commit_order: tuple[str, ...], conf: Mapping[str, object]
+) -> str | None:
+    """The paired-history page, or None when no pair was measured (read before any write)."""
+    runs = load_paired(results)
+    if not runs:
+        return None
+    hash_length = conf.get("hash_length", 8)
+    return render_paired_page(
+        paired_series(runs, commit_order, results),
+        commit_order=commit_order,
+        n_pairs=len(runs),
+        project=str(conf.get("project", "project")),
+        hash_length=hash_length if isinstance(hash_length, int) else 8,
+    )
 
 
 def _swap_in(new: Path, html_dir: Path) -> None:
@@ -210,6 +235,7 @@ def publish(
             "on which asv publish's step detection never finishes; delete those files or "
             "re-run 'asv run' for those commits"
         )
+    paired_page = _paired_page(results, history.commits(), conf)  # bad files stop here
     found, fits = scan(history, thresholds=thresholds_from_asv_conf(config))
     save_fits(history, fits)
     regressions = found.regressions
@@ -237,7 +263,7 @@ def publish(
     try:
         site = staging / "html"
         output = _run_asv_publish(conf, conf_dir, site, results, target)
-        _finish_site(site, page)
+        _finish_site(site, page, paired_page)
         _swap_in(site, target)
     except OSError as exc:
         raise UsageError(

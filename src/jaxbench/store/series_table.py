@@ -107,6 +107,13 @@ class SeriesTable:
     #: the whole directory when this table is a selection of it (the cache holds the whole)
     whole: SeriesTable | None = None
 
+    def commits(self) -> tuple[str, ...]:
+        """Full commit hashes, oldest first (by commit date, then hash), as History.commits."""
+        dates: dict[str, int] = {}
+        for f in self.files:
+            dates.setdefault(f.commit, f.date)
+        return tuple(sorted(dates, key=lambda c: (dates[c], c)))
+
     def points(self, i: int) -> tuple[IntArray, FloatArray, FloatArray]:
         """(file indices, values, weights) of series ``i``."""
         a, b = int(self.offsets[i]), int(self.offsets[i + 1])

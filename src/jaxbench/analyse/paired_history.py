@@ -1,0 +1,193 @@
+"""The paired history: each commit timed side by side with the one before it (pure).
+
+``jaxbench pair-history`` times every ``time_*`` benchmark of a commit and of
+the previous measured commit in lockstep (:mod:`jaxbench.lockstep`) and keeps,
+per benchmark and parameter set, one :class:`PairedEstimate`: head / base with
+its interval, the paired test's p-value and verdict
+(:func:`jaxbench.analyse.stats.compare_paired`: the gate and alpha of
+``compare --paired``). A backfill over N commits makes N - 1 pairs.
+
+Per series (machine, environment, benchmark, parameters) the pairs chain into
+a *relative time* series (the "relative speed" graph): the first commit is
+1.0 and each later commit is the product of the paired ratios up to it, so
+2.0 means twice as slow as the first commit. Its interval adds the pairs'
+log half-widths in quadrature (independent pairs). A commit is *flagged*
+when its own pair says regression: a step is listed at the exact commit, and
+noise between unrelated processes never enters (both sides of a ratio were
+sampled within milliseconds of each other).
+
+The interval of one pair is a Student t interval on the per-round log
+estimates at confidence ``1 - alpha`` (the rounds are the independent units;
+the samples inside a round are not).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from jaxbench.analyse.stats import (
+    DEFAULT_ALPHA,
+    PAIRED_FACTOR,
+    compare_paired,
+    paired_round_estimates,
+)
+from jaxbench.store.paired import PairedEstimate, PairedRun, check_commits
+
+__all__ = [
+    "ChainPoint",
+    "PairedEstimate",
+    "PairedRun",
+    "PairedSeries",
+    "chain_series",
+    "estimate_pair",
+    "flagged",
+    "paired_series",
+]
+
+
+def _t_quantile(p: float, dof: int) -> float:
+    from scipy.stats import t
+
+    return float(t.ppf(p, dof))
+
+
+def estimate_pair(
+    benchmark: str,
+    params: tuple[str, ...],
+    base_samples: Sequence[float],
+    head_samples: Sequence[float],
+    *,
+    per_round: int,
+    factor: float = PAIRED_FACTOR,
+    alpha: float = DEFAULT_ALPHA,
+) -> PairedEstimate | None:
+    """The paired estimate of one item, or None when the samples are not whole paired rounds."""
+    comparison = compare_paired(
+        base_samples, head_samples, round_size=per_round, factor=factor, alpha=alpha
+    )
+    estimates = paired_round_estimates(base_samples, head_samples, per_round)
+    if comparison is None or estimates is None or comparison.ratio is None:
+        return None
+    n = len(estimates)
+    mean = sum(estimates) / n
+    sd = math.sqrt(sum((e - mean) ** 2 for e in estimates) / (n - 1)) if n > 1 else math.inf
+    half = _t_quantile(1 - alpha / 2, n - 1) * sd / math.sqrt(n) if n > 1 else math.inf
+    centre = math.log(comparison.ratio)
+    return PairedEstimate(
+        benchmark=benchmark,
+        params=params,
+        ratio=comparison.ratio,
+        low=math.exp(centre - half),
+        high=math.exp(centre + half),
+        p_value=comparison.p_value,
+        rounds=n,
+        samples=len(base_samples),
+        verdict=comparison.verdict.value,
+        reason=comparison.reason,
+    )
+
+
+@dataclass(frozen=True)
+class ChainPoint:
+    """One commit of a chained series; the first commit of a segment has no ``step``."""
+
+    commit: str
+    value: float
+    low: float
+    high: float
+    step: PairedEstimate | None = None
+
+    @property
+    def flagged(self) -> bool:
+        return self.step is not None and self.step.regression
+
+
+@dataclass(frozen=True)
+class PairedSeries:
+    """The chained paired ratios of one benchmark, parameter set, environment and machine."""
+
+    machine: str
+    env_name: str
+    benchmark: str
+    params: tuple[str, ...]
+    points: tuple[ChainPoint, ...]
+
+    @property
+    def name(self) -> str:
+        return self.benchmark + (f"({', '.join(self.params)})" if self.params else "")
+
+    @property
+    def flagged(self) -> tuple[ChainPoint, ...]:
+        return tuple(p for p in self.points if p.flagged)
+
+
+def _log_half(e: PairedEstimate) -> float:
+    if e.low > 0 and math.isfinite(e.low) and math.isfinite(e.high):
+        return (math.log(e.high) - math.log(e.low)) / 2
+    return math.inf
+
+
+def chain_series(runs: Iterable[PairedRun], commit_order: Sequence[str]) -> list[PairedSeries]:
+    """Chain the pairs of each series in ``commit_order`` (oldest first).
+
+    A pair whose base is not the head of the pair before it starts a new
+    segment at 1.0 (a commit was not paired), and so does a pair measured
+    on another host (its machine fingerprint differs from the pair before):
+    a series never multiplies across a gap or a machine change. Each ratio
+    itself is always one host at one time (both sides were sampled together).
+    Pairs naming commits outside ``commit_order`` are left out
+    (the caller reports them).
+    """
+    position = {c: i for i, c in enumerate(commit_order)}
+    edges: dict[tuple[str, str, str, tuple[str, ...]], list[tuple[int, PairedRun, PairedEstimate]]]
+    edges = {}
+    for run in runs:
+        if run.head_commit not in position or run.base_commit not in position:
+            continue
+        for e in run.estimates:
+            key = (run.machine, run.env_name, e.benchmark, e.params)
+            edges.setdefault(key, []).append((position[run.head_commit], run, e))
+    out = []
+    for (machine, env_name, benchmark, params), found in sorted(edges.items()):
+        found.sort(key=lambda t: t[0])
+        points: list[ChainPoint] = []
+        log_value, log_var = 0.0, 0.0
+        fingerprint: str | None = None
+        for _, run, e in found:
+            moved = run.fingerprint is not None and fingerprint not in (None, run.fingerprint)
+            fingerprint = run.fingerprint or fingerprint
+            if not points or points[-1].commit != run.base_commit or moved:
+                log_value, log_var = 0.0, 0.0
+                points.append(ChainPoint(run.base_commit, 1.0, 1.0, 1.0))
+            log_value += math.log(e.ratio)
+            log_var += _log_half(e) ** 2
+            half = math.sqrt(log_var)
+            points.append(
+                ChainPoint(
+                    run.head_commit,
+                    math.exp(log_value),
+                    math.exp(log_value - half),
+                    math.exp(log_value + half) if math.isfinite(half) else math.inf,
+                    e,
+                )
+            )
+        out.append(PairedSeries(machine, env_name, benchmark, params, tuple(points)))
+    return out
+
+
+def flagged(series: Iterable[PairedSeries]) -> list[tuple[PairedSeries, ChainPoint]]:
+    """Every flagged commit of every series, worst step first."""
+    found = [(s, p) for s in series for p in s.flagged]
+    found.sort(key=lambda sp: (-(sp[1].step.ratio if sp[1].step else 0.0), sp[0].name))
+    return found
+
+
+def paired_series(
+    runs: Sequence[PairedRun], commit_order: Sequence[str], results_dir: Path
+) -> list[PairedSeries]:
+    """The chained series of ``runs``, after refusing any pair that names an unknown commit."""
+    check_commits(runs, set(commit_order), results_dir)
+    return chain_series(runs, commit_order)

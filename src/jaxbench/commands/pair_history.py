@@ -1,0 +1,379 @@
+"""``jaxbench pair-history``: time each commit side by side with the one before it.
+
+For commits C1..Cn (given newest first, as ``git rev-list`` prints them and
+asv's ``HASHFILE:`` reads them), the pairs (C1, C2), ..., (Cn-1, Cn) are timed
+in lockstep (:func:`jaxbench.lockstep.coordinator.run_lockstep_suite`: one
+worker pair per round serves every ``time_*`` benchmark), and each pair's
+estimates are written to ``results/<machine>/paired/`` (:mod:`jaxbench.store.paired`).
+With ``--previous`` (the default) the oldest commit is also paired with the
+newest earlier commit of the branch that has asv results, so the main job,
+measuring only the new commit, still makes its pair. Pairs already on file
+are skipped unless ``--force``.
+
+Each side runs the Python of an asv environment (``asv run`` built it; one
+pass per environment of ``asv.conf.json``, or ``--python`` and ``--env``),
+with that side's commit put in front of the installed one on ``PYTHONPATH``:
+the wheel asv built for that commit (its build cache), else the commit's
+``src/`` tree from ``git archive``. Both sides run the working tree's
+benchmark directory, as ``asv run`` does for every commit. Never imports jax.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import itertools
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from jaxbench.analyse.paired_history import estimate_pair
+from jaxbench.analyse.stats import DEFAULT_ALPHA, PAIRED_FACTOR
+from jaxbench.commands import positive_int
+from jaxbench.errors import UsageError
+from jaxbench.lockstep.coordinator import (
+    DEFAULT_TIMEOUT,
+    Item,
+    Side,
+    list_benchmarks,
+    run_lockstep_suite,
+)
+from jaxbench.store.paired import PairedEstimate, PairedRun, paired_path, write_paired
+
+__all__ = ["HELP", "add_arguments", "run"]
+
+HELP = "time each commit side by side with the previous one: the paired history"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("commits", nargs="*", metavar="COMMIT", help="commits, newest first")
+    parser.add_argument(
+        "--commits", dest="commit_file", type=Path, help="file of commit hashes, newest first"
+    )
+    parser.add_argument(
+        "--config", type=Path, default=Path("asv.conf.json"), help="asv configuration"
+    )
+    parser.add_argument("--machine", required=True, help="asv machine name of the results")
+    parser.add_argument(
+        "--results", type=Path, default=None, help="results dir (default: asv.conf.json's)"
+    )
+    parser.add_argument("--benchmarks", type=Path, help="benchmark dir (default: asv.conf.json's)")
+    parser.add_argument(
+        "--python", help="one Python for both sides (with --env) instead of asv's environments"
+    )
+    parser.add_argument("--env", help="environment name (with --python), or one asv environment")
+    parser.add_argument(
+        "--source-root",
+        default="src",
+        help="the commit's import root inside the repository, used when asv kept no "
+        "wheel for it (default: %(default)s)",
+    )
+    parser.add_argument("-b", "--bench", action="append", metavar="REGEX", help="as asv run -b")
+    parser.add_argument("--rounds", type=positive_int, default=10, help="(default: %(default)s)")
+    parser.add_argument("--per-round", type=positive_int, default=20, help="(default: %(default)s)")
+    parser.add_argument("--cpus", type=int, default=1, help="as jaxbench ab (default: 1)")
+    parser.add_argument(
+        "--no-previous",
+        dest="previous",
+        action="store_false",
+        help="do not pair the oldest commit with the earlier measured one",
+    )
+    parser.add_argument("--force", action="store_true", help="measure pairs already on file")
+    parser.add_argument(
+        "--unmeasured",
+        action="store_true",
+        help="also pair commits without asv results (regressions and publish refuse such "
+        "pairs until asv results exist)",
+    )
+
+
+@dataclass(frozen=True)
+class _Env:
+    name: str
+    python: str
+    cache: Path | None  # asv's build cache of this environment
+    #: the matrix's environment variables, as asv sets them for benchmarks
+    env_vars: tuple[tuple[str, str], ...] = ()
+
+
+def _git(repo: Path, *args: str) -> str:
+    try:
+        done = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError) as exc:
+        detail = getattr(exc, "stderr", "") or str(exc)
+        raise UsageError(
+            f"git {' '.join(args)} failed in {repo}: {detail.strip().splitlines()[-1:]}; "
+            "run this in the benchmarked repository"
+        ) from None
+    return done.stdout.strip()
+
+
+def _read_commits(args: argparse.Namespace, repo: Path) -> list[str]:
+    given = list(args.commits)
+    if args.commit_file is not None:
+        try:
+            given += args.commit_file.read_text(encoding="utf-8").split()
+        except OSError as exc:
+            raise UsageError(f"{args.commit_file}: {exc.strerror or exc}") from None
+    if not given:
+        raise UsageError("no commits: give COMMIT... or --commits FILE (newest first)")
+    return [_git(repo, "rev-parse", "--verify", f"{c}^{{commit}}") for c in given]
+
+
+def _has_results(results: Path, machine: str, commit: str, env: str) -> bool:
+    return (results / machine / f"{commit[:8]}-{env}.json").is_file()
+
+
+def _previous(repo: Path, oldest: str, results: Path, machine: str, env: str) -> str | None:
+    with contextlib.suppress(UsageError):
+        for commit in _git(repo, "rev-list", "--max-count=500", f"{oldest}^").split():
+            if _has_results(results, machine, commit, env):
+                return commit
+    return None
+
+
+def _asv_envs(config: Path) -> list[_Env]:
+    from asv import util
+    from asv.config import Config
+    from asv.environment import get_environments
+
+    try:
+        conf = Config.load(str(config))
+        envs = list(get_environments(conf, [], verbose=False))
+    except (OSError, util.UserError) as exc:
+        raise UsageError(f"{config}: {exc}; give --python and --env instead") from None
+    found = []
+    for env in envs:
+        root = config.resolve().parent / conf.env_dir / env.dir_name
+        env_vars = tuple(sorted((str(k), str(v)) for k, v in env.env_vars.items()))
+        python = root / "bin" / "python"
+        if not python.is_file():
+            found.append(_Env(env.name, "", None))  # not built: the caller decides
+        else:
+            found.append(_Env(env.name, str(python), root / "asv-build-cache", env_vars))
+    return found
+
+
+def _materialise(repo: Path, commit: str, env: _Env, source_root: str, into: Path) -> Path:
+    """A folder to put in front of PYTHONPATH that imports ``commit``'s package."""
+    target = into / commit[:12]
+    if target.is_dir():
+        return target
+    wheels = sorted((env.cache / commit).glob("*.whl")) if env.cache is not None else []
+    if len(wheels) == 1 and "-none-any" in wheels[0].name:  # pure Python: usable as is
+        with zipfile.ZipFile(wheels[0]) as wheel:
+            wheel.extractall(target)
+        return target
+    archive = subprocess.run(
+        ["git", "archive", "--format=tar", commit, source_root],
+        cwd=repo,
+        capture_output=True,
+        check=False,
+    )
+    if archive.returncode != 0:
+        raise UsageError(
+            f"commit {commit[:12]}: asv kept no wheel for it and git archive of "
+            f"{source_root!r} failed; give --source-root (the import root, e.g. src)"
+        )
+    tmp = into / f".{commit[:12]}"
+    tmp.mkdir(parents=True)
+    with tempfile.TemporaryFile() as handle:
+        handle.write(archive.stdout)
+        handle.seek(0)
+        with tarfile.open(fileobj=handle) as tar:
+            tar.extractall(tmp, filter="data")
+    (tmp / source_root).rename(target)
+    shutil.rmtree(tmp)
+    return target
+
+
+def _params(bench: dict[str, object], idx: int | None) -> tuple[str, ...]:
+    params = bench.get("params") or []
+    if idx is None or not isinstance(params, list):
+        return ()
+    return tuple(str(p) for p in list(itertools.product(*params))[idx])
+
+
+def _items(bench: dict[str, object]) -> list[int | None]:
+    params = bench.get("params") or []
+    if not params or not isinstance(params, list):
+        return [None]
+    return list(range(len(list(itertools.product(*params)))))
+
+
+def _selected(
+    benchmarks: list[dict[str, object]], patterns: list[str] | None
+) -> list[dict[str, object]]:
+    if not patterns:
+        return benchmarks
+    try:
+        compiled = [re.compile(p) for p in patterns]
+    except re.error as exc:
+        raise UsageError(f"--bench: bad regular expression: {exc}") from None
+    return [b for b in benchmarks if any(c.search(str(b.get("name", ""))) for c in compiled)]
+
+
+def _timeout(bench: dict[str, object]) -> float:
+    value = bench.get("timeout")
+    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+        return float(value)
+    return DEFAULT_TIMEOUT
+
+
+@contextlib.contextmanager
+def _scratch() -> Iterator[Path]:
+    with tempfile.TemporaryDirectory(prefix="jaxbench-pairs-") as tmp:
+        yield Path(tmp)
+
+
+def _fingerprint(results: Path, machine: str) -> str | None:
+    try:
+        data = json.loads((results / machine / "machine.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    value = data.get("fingerprint") if isinstance(data, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def run(args: argparse.Namespace) -> int:
+    repo = args.config.resolve().parent if args.config.is_file() else Path.cwd()
+    conf: dict[str, object] = {}
+    if args.config.is_file():
+        from jaxbench.analyse.detect import read_asv_conf
+
+        conf = read_asv_conf(args.config)
+    results = args.results or repo / str(conf.get("results_dir", "results"))
+    bench_dir = args.benchmarks or repo / str(conf.get("benchmark_dir", "benchmarks"))
+    if args.python is not None:
+        if not args.env:
+            raise UsageError("--python needs --env (the environment name of the results)")
+        envs = [_Env(args.env, args.python, None)]
+    else:
+        if not args.config.is_file():
+            raise UsageError(f"{args.config}: no such file; give --config, or --python and --env")
+        envs = [e for e in _asv_envs(args.config) if args.env in (None, e.name)]
+        if not envs:
+            raise UsageError(f"no asv environment named {args.env!r} in {args.config}")
+        for env in [e for e in envs if not e.python]:
+            if args.env is not None:
+                raise UsageError(
+                    f"asv environment {env.name} is not built; run 'asv run' (make measure) first"
+                )
+            print(
+                f"jaxbench pair-history: warning: asv environment {env.name} is not built "
+                "(asv run measured nothing in it); no pairs there",
+                file=sys.stderr,
+            )
+        envs = [e for e in envs if e.python]
+    commits = _read_commits(args, repo)
+    fingerprint = _fingerprint(results, args.machine)
+    made = 0
+    with _scratch() as scratch:
+        for env in envs:
+            chain = list(reversed(commits))  # oldest first
+            if not args.unmeasured:  # a pair is read against asv's results: both need them
+                missing = [c for c in chain if not _has_results(results, args.machine, c, env.name)]
+                for commit in missing:
+                    print(
+                        f"jaxbench pair-history: warning: {commit[:8]} has no asv results in "
+                        f"{env.name} on {args.machine}: not paired (asv run it first)",
+                        file=sys.stderr,
+                    )
+                chain = [c for c in chain if c not in missing]
+                if not chain:
+                    continue
+            if args.previous:
+                before = _previous(repo, chain[0], results, args.machine, env.name)
+                if before is not None:
+                    chain.insert(0, before)
+            for base, head in itertools.pairwise(chain):
+                target = paired_path(results, args.machine, base, head, env.name)
+                if target.is_file() and not args.force:
+                    print(f"jaxbench pair-history: {target.name} on file, skipped", file=sys.stderr)
+                    continue
+                made += _one_pair(
+                    args, repo, env, base, head, bench_dir, results, scratch, fingerprint
+                )
+    print(f"jaxbench pair-history: {made} pair(s) measured", file=sys.stderr)
+    return 0
+
+
+def _one_pair(
+    args: argparse.Namespace,
+    repo: Path,
+    env: _Env,
+    base: str,
+    head: str,
+    bench_dir: Path,
+    results: Path,
+    scratch: Path,
+    fingerprint: str | None,
+) -> int:
+    sides = []
+    for label, commit in (("base", base), ("head", head)):
+        site = _materialise(repo, commit, env, args.source_root, scratch / env.name)
+        environ = (*env.env_vars, ("PYTHONPATH", str(site)))
+        sides.append(Side(label, env.python, bench_dir, environ=environ))
+    listed = _selected(list_benchmarks(sides[1]), args.bench)
+    pairs = [(b, idx) for b in listed for idx in _items(b)]
+    items = [Item(str(b["name"]), idx, _timeout(b)) for b, idx in pairs]
+    clock = time.perf_counter()
+    outcomes = run_lockstep_suite(
+        sides[0],
+        sides[1],
+        items,
+        rounds=args.rounds,
+        per_round=args.per_round,
+        cpus=args.cpus,
+        together=True,
+    )
+    took = time.perf_counter() - clock
+    estimates: list[PairedEstimate] = []
+    for (bench, idx), (b, h) in zip(pairs, outcomes, strict=True):
+        if b.failure or h.failure or b.skip or h.skip:
+            reasons = [w for w in (b.failure, h.failure, b.skip, h.skip) if w]
+            why = next((w for w in reasons if not w.startswith("not sampled")), reasons[0])
+            label = Item(str(bench["name"]), idx).label
+            print(f"jaxbench pair-history:   {label}: not paired ({why})", file=sys.stderr)
+            continue
+        estimate = estimate_pair(
+            str(bench["name"]),
+            _params(bench, idx),
+            b.samples,
+            h.samples,
+            per_round=args.per_round,
+            factor=PAIRED_FACTOR,
+            alpha=DEFAULT_ALPHA,
+        )
+        if estimate is not None:
+            estimates.append(estimate)
+    run = PairedRun(
+        machine=args.machine,
+        env_name=env.name,
+        base_commit=base,
+        head_commit=head,
+        per_round=args.per_round,
+        factor=PAIRED_FACTOR,
+        alpha=DEFAULT_ALPHA,
+        date=int(time.time() * 1000),
+        estimates=tuple(estimates),
+        fingerprint=fingerprint,
+    )
+    path = write_paired(results, run)
+    flagged = [e for e in estimates if e.regression]
+    print(
+        f"jaxbench pair-history: {base[:8]}..{head[:8]} [{env.name}]: {len(items)} item(s), "
+        f"{args.rounds} rounds x {args.per_round} in {took:.1f} s; "
+        f"{len(flagged)} regression(s); wrote {path}",
+        file=sys.stderr,
+    )
+    return 1

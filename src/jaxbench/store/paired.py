@@ -1,0 +1,230 @@
+"""Where the paired history is kept: one JSON file per commit pair, beside asv's results.
+
+Layout (``<results_dir>`` is asv.conf.json's ``results_dir``)::
+
+    <results_dir>/<machine>/paired/<base8>-<head8>-<env_name>.paired
+
+The files hold JSON, named ``.paired`` so that asv's results reader (which
+loads every ``*.json`` under the results directory) and jaxbench's leave
+them alone; ``asv publish`` only rebuilds ``html_dir``, so they survive it.
+Format 1::
+
+    {"jaxbench_paired_format": 1, "machine": ..., "env_name": ...,
+     "base_commit": FULL, "head_commit": FULL, "per_round": N, "factor": F,
+     "alpha": A, "date": MS, "fingerprint": "12hex" or null,
+     "estimates": [{"benchmark", "params": [repr, ...], "ratio", "low", "high",
+                    "p_value", "rounds", "samples", "verdict", "reason"}, ...]}
+
+Reading refuses (one line, :class:`~jaxbench.errors.ResultsError`) a file
+that is not valid JSON, lacks a field, or has a newer format. Never imports jax.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jaxbench.errors import ResultsError
+from jaxbench.store.fsio import write_text_atomic
+
+__all__ = [
+    "PAIRED_FORMAT",
+    "PairedEstimate",
+    "PairedRun",
+    "check_commits",
+    "load_paired",
+    "paired_path",
+    "read_paired",
+    "write_paired",
+]
+
+PAIRED_FORMAT = 1
+SUFFIX = ".paired"
+
+
+@dataclass(frozen=True)
+class PairedEstimate:
+    """head / base of one benchmark and parameter set, measured side by side."""
+
+    benchmark: str
+    params: tuple[str, ...]
+    ratio: float
+    low: float
+    high: float
+    p_value: float | None
+    rounds: int
+    samples: int
+    verdict: str
+    reason: str = ""
+
+    @property
+    def regression(self) -> bool:
+        return self.verdict == "regression"
+
+
+@dataclass(frozen=True)
+class PairedRun:
+    """One commit timed beside the previous measured one, every time benchmark."""
+
+    machine: str
+    env_name: str
+    base_commit: str
+    head_commit: str
+    per_round: int
+    factor: float
+    alpha: float
+    date: int
+    estimates: tuple[PairedEstimate, ...]
+    fingerprint: str | None = None
+
+
+def paired_path(results_dir: Path, machine: str, base: str, head: str, env_name: str) -> Path:
+    return results_dir / machine / "paired" / f"{base[:8]}-{head[:8]}-{env_name}{SUFFIX}"
+
+
+def _number(x: float | None) -> float | None:
+    return x if x is not None and math.isfinite(x) else None
+
+
+def to_json(run: PairedRun) -> str:
+    document = {
+        "jaxbench_paired_format": PAIRED_FORMAT,
+        "machine": run.machine,
+        "env_name": run.env_name,
+        "base_commit": run.base_commit,
+        "head_commit": run.head_commit,
+        "per_round": run.per_round,
+        "factor": run.factor,
+        "alpha": run.alpha,
+        "date": run.date,
+        "fingerprint": run.fingerprint,
+        "estimates": [
+            {
+                "benchmark": e.benchmark,
+                "params": list(e.params),
+                "ratio": e.ratio,
+                "low": _number(e.low),
+                "high": _number(e.high),
+                "p_value": _number(e.p_value),
+                "rounds": e.rounds,
+                "samples": e.samples,
+                "verdict": e.verdict,
+                "reason": e.reason,
+            }
+            for e in run.estimates
+        ],
+    }
+    return json.dumps(document, indent=1, allow_nan=False) + "\n"
+
+
+def write_paired(results_dir: Path, run: PairedRun) -> Path:
+    """Write ``run`` atomically; return its path."""
+    path = paired_path(results_dir, run.machine, run.base_commit, run.head_commit, run.env_name)
+    write_text_atomic(path, to_json(run))
+    return path
+
+
+def _fix(path: Path) -> str:
+    return f"move {path} away and run 'jaxbench pair-history' for that pair again"
+
+
+def _get(data: dict[str, Any], key: str, kind: type | tuple[type, ...], path: Path) -> Any:
+    value = data.get(key)
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+        raise ResultsError(f"{path}: field {key!r} missing or of the wrong type; {_fix(path)}")
+    return value
+
+
+def _opt_float(data: dict[str, Any], key: str, path: Path) -> float | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise ResultsError(f"{path}: field {key!r} is not a number; {_fix(path)}")
+    return float(value)
+
+
+def read_paired(path: Path) -> PairedRun:
+    """One paired file."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        raise ResultsError(f"{path}: not valid JSON (truncated?); {_fix(path)}") from None
+    if not isinstance(data, dict):
+        raise ResultsError(f"{path}: not a paired-history file; {_fix(path)}")
+    version = data.get("jaxbench_paired_format")
+    if isinstance(version, int) and not isinstance(version, bool) and version > PAIRED_FORMAT:
+        raise ResultsError(
+            f"{path}: paired-history format {version}, newer than this jaxbench reads "
+            f"({PAIRED_FORMAT}); upgrade jaxbench"
+        )
+    if version != PAIRED_FORMAT:
+        raise ResultsError(f"{path}: not a paired-history file (format {version!r}); {_fix(path)}")
+    estimates = []
+    for raw in _get(data, "estimates", list, path):
+        if not isinstance(raw, dict):
+            raise ResultsError(f"{path}: an estimate is not an object; {_fix(path)}")
+        params = _get(raw, "params", list, path)
+        low, high = _opt_float(raw, "low", path), _opt_float(raw, "high", path)
+        estimates.append(
+            PairedEstimate(
+                benchmark=_get(raw, "benchmark", str, path),
+                params=tuple(str(p) for p in params),
+                ratio=float(_get(raw, "ratio", (int, float), path)),
+                low=0.0 if low is None else low,
+                high=math.inf if high is None else high,
+                p_value=_opt_float(raw, "p_value", path),
+                rounds=_get(raw, "rounds", int, path),
+                samples=_get(raw, "samples", int, path),
+                verdict=_get(raw, "verdict", str, path),
+                reason=str(raw.get("reason", "")),
+            )
+        )
+    fingerprint = data.get("fingerprint")
+    return PairedRun(
+        machine=_get(data, "machine", str, path),
+        env_name=_get(data, "env_name", str, path),
+        base_commit=_get(data, "base_commit", str, path),
+        head_commit=_get(data, "head_commit", str, path),
+        per_round=_get(data, "per_round", int, path),
+        factor=float(_get(data, "factor", (int, float), path)),
+        alpha=float(_get(data, "alpha", (int, float), path)),
+        date=_get(data, "date", int, path),
+        estimates=tuple(estimates),
+        fingerprint=fingerprint if isinstance(fingerprint, str) else None,
+    )
+
+
+def load_paired(
+    results_dir: Path, *, machine: str | None = None, env_name: str | None = None
+) -> list[PairedRun]:
+    """Every paired file under ``results_dir`` (of one machine / environment if given)."""
+    if not results_dir.is_dir():
+        return []
+    runs = []
+    for folder in sorted(results_dir.glob("*/paired")):
+        if machine is not None and folder.parent.name != machine:
+            continue
+        for path in sorted(folder.glob(f"*{SUFFIX}")):
+            run = read_paired(path)
+            if env_name is None or run.env_name == env_name:
+                runs.append(run)
+    return runs
+
+
+def check_commits(runs: Sequence[PairedRun], known: set[str], results_dir: Path) -> None:
+    """Refuse a paired file that names a commit the asv results do not hold."""
+    for run in runs:
+        for commit in (run.base_commit, run.head_commit):
+            if commit not in known:
+                path = paired_path(
+                    results_dir, run.machine, run.base_commit, run.head_commit, run.env_name
+                )
+                raise ResultsError(
+                    f"{path}: names commit {commit[:12]}, which has no asv results in "
+                    f"{results_dir}; run 'asv run' for it, or move the file away"
+                )

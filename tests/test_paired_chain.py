@@ -1,0 +1,99 @@
+"""The paired history's pure core: pair estimates, chaining, gaps, the file format."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from pathlib import Path
+
+import pytest
+
+from jaxbench.analyse.paired_history import chain_series, estimate_pair
+from jaxbench.errors import ResultsError
+from jaxbench.store.paired import PairedEstimate, PairedRun, read_paired, write_paired
+
+C = [f"{i:040x}" for i in range(1, 7)]
+
+
+def _estimate(ratio: float, verdict: str = "unchanged") -> PairedEstimate:
+    return PairedEstimate(
+        "b.T.time_x", ("64",), ratio, ratio * 0.99, ratio * 1.01, 0.5, 10, 200, verdict
+    )
+
+
+def _run(base: str, head: str, ratio: float, verdict: str = "unchanged") -> PairedRun:
+    return PairedRun("m1", "env", base, head, 20, 1.02, 0.01, 0, (_estimate(ratio, verdict),))
+
+
+def test_side_by_side_samples_give_the_ratio_its_interval_and_verdict() -> None:
+    rng = random.Random(3)
+    base, head = [], []
+    for _ in range(10):  # rounds: each its own level, shared by both sides
+        level = rng.uniform(1.0, 3.0)
+        for _ in range(20):
+            b = level * rng.uniform(0.98, 1.02)
+            base.append(b)
+            head.append(b * 1.10 * rng.uniform(0.99, 1.01))
+    e = estimate_pair("b.T.time_x", (), base, head, per_round=20)
+    assert e is not None
+    assert e.verdict == "regression"
+    assert e.low < 1.10 < e.high
+    assert 1.08 < e.ratio < 1.12
+    assert e.rounds == 10
+    assert e.samples == 200
+    assert estimate_pair("b.T.time_x", (), base[:-1], head, per_round=20) is None
+
+
+def test_chain_multiplies_the_ratios_and_marks_the_flagged_commit() -> None:
+    runs = [
+        _run(C[0], C[1], 1.0),
+        _run(C[1], C[2], 1.5, "regression"),
+        _run(C[2], C[3], 1.0),
+    ]
+    (series,) = chain_series(reversed(runs), C)
+    assert [p.commit for p in series.points] == C[:4]
+    assert [round(p.value, 6) for p in series.points] == [1.0, 1.0, 1.5, 1.5]
+    assert [p.commit for p in series.flagged] == [C[2]]
+    # intervals widen along the chain
+    widths = [math.log(p.high / p.low) for p in series.points]
+    assert widths == sorted(widths)
+
+
+def test_a_gap_starts_a_new_segment_never_multiplied_across() -> None:
+    runs = [_run(C[0], C[1], 2.0), _run(C[3], C[4], 1.5)]  # C[1]..C[3] never paired
+    (series,) = chain_series(runs, C)
+    assert [(p.commit, round(p.value, 6)) for p in series.points] == [
+        (C[0], 1.0), (C[1], 2.0), (C[3], 1.0), (C[4], 1.5),
+    ]  # fmt: skip
+
+
+def test_the_file_round_trips_and_a_future_format_is_refused(tmp_path: Path) -> None:
+    run = _run(C[0], C[1], 1.25, "regression")
+    path = write_paired(tmp_path, run)
+    assert path.name == f"{C[0][:8]}-{C[1][:8]}-env.paired"
+    assert read_paired(path) == run
+    data = json.loads(path.read_text())
+    data["jaxbench_paired_format"] = 7
+    path.write_text(json.dumps(data))
+    with pytest.raises(ResultsError, match="format 7, newer than this jaxbench reads"):
+        read_paired(path)
+    data["jaxbench_paired_format"] = 1
+    del data["estimates"][0]["ratio"]
+    path.write_text(json.dumps(data))
+    with pytest.raises(ResultsError, match="field 'ratio' missing"):
+        read_paired(path)
+
+
+def test_a_machine_change_starts_a_new_segment() -> None:
+    from dataclasses import replace
+
+    runs = [
+        replace(_run(C[0], C[1], 1.1), fingerprint="aaaaaaaaaaaa"),
+        replace(_run(C[1], C[2], 1.2), fingerprint="bbbbbbbbbbbb"),
+        replace(_run(C[2], C[3], 1.5), fingerprint="bbbbbbbbbbbb"),
+    ]
+    (series,) = chain_series(runs, C)
+    assert [(p.commit, round(p.value, 6)) for p in series.points] == [
+        (C[0], 1.0), (C[1], 1.1), (C[1], 1.0), (C[2], 1.2), (C[3], 1.8),
+    ]  # fmt: skip

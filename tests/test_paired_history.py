@@ -1,0 +1,274 @@
+"""The paired history end to end: a real git repository, real lockstep workers, real chromium.
+
+Six commits of a tiny library (``toylib``, pure Python, no jax: the test is
+about pairing, not jax). Commit 4 makes ``toylib.work`` do real extra work
+(1.5x the loop), far above the paired gate (1.02); the other commits change
+the README only. The suite (``benchmarks/``, the working tree's, as asv runs
+it for every commit) times ``toylib.work``. asv's own results for the six
+commits are written with asv's ``Results`` class (flat values: the unpaired
+history shows nothing). ``jaxbench pair-history`` then times each commit
+beside the one before it, each side with its commit's ``src/`` from
+``git archive`` in front of ``PYTHONPATH``: five pairs.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from conftest import AsvResultsWriter
+from e2e_repo import git
+from jaxbench.analyse.paired_history import chain_series
+from jaxbench.store.paired import load_paired
+
+MACHINE = "m1"
+ENV = "virtualenv-py3.11"
+BENCH = "bench.Work.time_work"
+PLANTED = 4  # 1-based
+WORK = (
+    "def work():\n    total = 0\n    for i in range({n}):\n        total += i\n    return total\n"
+)
+SUITE = """\
+import toylib
+
+
+class Work:
+    number = 20
+    repeat = 5
+
+    def time_work(self):
+        toylib.work()
+"""
+
+
+@dataclass(frozen=True)
+class Measured:
+    root: Path
+    commits: tuple[str, ...]  # oldest first
+    pair_log: str
+
+    @property
+    def results(self) -> Path:
+        return self.root / "results"
+
+
+def _jaxbench(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "jaxbench", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=900,
+    )
+
+
+def _make(root: Path) -> tuple[str, ...]:
+    (root / "src" / "toylib").mkdir(parents=True)
+    (root / "benchmarks").mkdir()
+    (root / "benchmarks" / "__init__.py").write_text("")
+    (root / "benchmarks" / "bench.py").write_text(SUITE)
+    (root / ".gitignore").write_text("/results/\n/html/\n/.asv*\n")
+    conf = {
+        "version": 1,
+        "project": "toylib",
+        "repo": ".",
+        "branches": ["main"],
+        "dvcs": "git",
+        "environment_type": "virtualenv",
+        "pythons": ["3.11"],
+        "results_dir": "results",
+        "html_dir": "html",
+        "benchmark_dir": "benchmarks",
+    }
+    (root / "asv.conf.json").write_text(json.dumps(conf, indent=2))
+    git(root, "init", "-q", "-b", "main")
+    commits = []
+    start = datetime.datetime(2024, 1, 1, tzinfo=datetime.UTC)
+    for i in range(1, 7):
+        n = 3000 if i < PLANTED else 4500  # real extra work from commit 4 on
+        (root / "src" / "toylib" / "__init__.py").write_text(WORK.format(n=n))
+        (root / "README.md").write_text(f"toylib, revision {i}\n")
+        git(root, "add", "-A")
+        when = (start + datetime.timedelta(hours=i)).isoformat()
+        git(root, "commit", "-q", "-m", f"c{i}", date=when)
+        commits.append(git(root, "rev-parse", "HEAD"))
+    return tuple(commits)
+
+
+def _asv_results(root: Path, commits: tuple[str, ...]) -> None:
+    writer = AsvResultsWriter(root / "results", machine=MACHINE)
+    writer.add_benchmark(BENCH)
+    writer.write_meta()
+    start = datetime.datetime(2024, 1, 1, tzinfo=datetime.UTC)
+    for i, commit in enumerate(commits, start=1):
+        date = int((start + datetime.timedelta(hours=i)).timestamp() * 1000)
+        writer.write_result(commit, date, {BENCH: 100e-6}, env_name=ENV)
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory: pytest.TempPathFactory) -> Measured:
+    root = tmp_path_factory.mktemp("paired") / "toylib"
+    root.mkdir()
+    commits = _make(root)
+    _asv_results(root, commits)
+    done = _jaxbench(
+        "pair-history", *reversed(commits), "--machine", MACHINE, "--python", sys.executable,
+        "--env", ENV, "--rounds", "8", "--per-round", "5", cwd=root,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return Measured(root, commits, done.stderr)
+
+
+def test_six_commits_make_five_pairs_and_only_commit_4_is_flagged(measured: Measured) -> None:
+    assert "5 pair(s) measured" in measured.pair_log
+    runs = load_paired(measured.results)
+    assert len(runs) == 5
+    (series,) = chain_series(runs, measured.commits)
+    assert [p.commit for p in series.points] == list(measured.commits)
+    assert [p.commit for p in series.flagged] == [measured.commits[PLANTED - 1]]
+    step = series.points[PLANTED - 1].step
+    assert step is not None
+    # 1.5x the loop; wide bounds: this machine's other jobs share the CPU
+    assert 1.2 < step.ratio < 2.5
+    # the chain carries the step: the last commit sits about as high
+    assert series.points[-1].value > 1.2
+    assert series.points[PLANTED - 2].value < 1.15
+
+
+def test_regressions_lists_the_paired_flag_at_commit_4_only(measured: Measured) -> None:
+    done = _jaxbench("regressions", cwd=measured.root)
+    assert done.returncode == 0, done.stderr
+    assert "No regressions in 1 series." in done.stdout  # asv's flat unpaired values
+    section = done.stdout.split("Paired history", 1)[1]
+    assert "1 commit flagged" in section
+    flagged_rows = [line for line in section.splitlines() if line.startswith(BENCH)]
+    assert len(flagged_rows) == 1
+    assert flagged_rows[0].split()[1] == measured.commits[PLANTED - 1][:8]
+    as_json = _jaxbench("regressions", "--format", "json", cwd=measured.root)
+    assert as_json.returncode == 0, as_json.stderr
+    paired = json.loads(as_json.stdout)["paired_history"]
+    assert paired["pairs"] == 5
+    assert [f["commit"] for f in paired["flagged"]] == [measured.commits[PLANTED - 1]]
+
+
+def test_pairs_on_file_are_not_measured_again(measured: Measured) -> None:
+    done = _jaxbench(
+        "pair-history", *reversed(measured.commits[-2:]), "--machine", MACHINE,
+        "--python", sys.executable, "--env", ENV, cwd=measured.root,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "0 pair(s) measured" in done.stderr
+    assert "on file, skipped" in done.stderr
+
+
+def _bad_copy(measured: Measured, tmp_path: Path) -> Path:
+    root = tmp_path / "copy"
+    shutil.copytree(measured.root, root, ignore=shutil.ignore_patterns("html"))
+    return root
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        ("corrupt", "not valid JSON (truncated?)"),
+        ("future", "paired-history format 2, newer than this jaxbench reads"),
+        ("unknown", "which has no asv results in"),
+    ],
+)
+def test_bad_paired_file_is_one_line_exit_2_and_nothing_lost(
+    measured: Measured, tmp_path: Path, damage: str, message: str
+) -> None:
+    root = _bad_copy(measured, tmp_path)
+    target = sorted((root / "results" / MACHINE / "paired").iterdir())[0]
+    text = target.read_text()
+    if damage == "corrupt":
+        text = text[: len(text) // 2]
+    else:
+        data = json.loads(text)
+        if damage == "future":
+            data["jaxbench_paired_format"] = 2
+        else:
+            data["head_commit"] = "f" * 40
+        text = json.dumps(data)
+    target.write_text(text)
+    before = {p: p.read_bytes() for p in (root / "results").rglob("*") if p.is_file()}
+    for command in (["regressions"], ["publish"]):
+        done = _jaxbench(*command, cwd=root)
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert message in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+        assert "Traceback" not in done.stderr
+    after = {p: p.read_bytes() for p in (root / "results").rglob("*") if p.is_file()}
+    assert after == before
+    assert not (root / "html").exists()
+
+
+# ---------------------------------------------------------------------------
+# The published page, in a real browser
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+@pytest.mark.browser
+def test_published_paired_page_renders_the_graph_with_commit_4_marked(measured: Measured) -> None:
+    done = _jaxbench("publish", cwd=measured.root)
+    assert done.returncode == 0, done.stderr
+    html_dir = measured.root / "html"
+    assert "jaxbench/paired.html" in (html_dir / "index.html").read_text()
+    if not CHROMIUM.exists():
+        pytest.skip("no /usr/bin/chromium: install it with 'apt-get install -y chromium'")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        try:
+            tab = browser.new_page()
+            errors: list[str] = []
+            tab.on("pageerror", lambda exc: errors.append(str(exc)))
+            tab.goto((html_dir / "jaxbench" / "paired.html").as_uri())
+            graph = tab.locator("svg.paired-graph")
+            assert graph.count() == 1
+            box = graph.bounding_box()
+            assert box is not None
+            assert box["width"] > 300
+            assert box["height"] > 100
+            marked = tab.locator("svg.paired-graph rect.flagged")
+            assert marked.count() == 1
+            assert marked.get_attribute("data-commit") == measured.commits[PLANTED - 1]
+            assert marked.bounding_box() is not None
+            assert tab.locator("svg.paired-graph circle.point").count() == 5
+            assert tab.locator("#flagged tbody tr").count() == 1
+            assert errors == []
+        finally:
+            browser.close()
+
+
+def test_a_commit_without_asv_results_is_not_paired(measured: Measured, tmp_path: Path) -> None:
+    root = _bad_copy(measured, tmp_path)
+    shutil.rmtree(root / "results" / MACHINE / "paired")
+    (root / "results" / MACHINE / f"{measured.commits[-1][:8]}-{ENV}.json").unlink()
+    done = _jaxbench(
+        "pair-history", *reversed(measured.commits[-2:]), "--machine", MACHINE,
+        "--python", sys.executable, "--env", ENV, "--no-previous", cwd=root,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert f"{measured.commits[-1][:8]} has no asv results" in done.stderr
+    assert "0 pair(s) measured" in done.stderr
+    assert not (root / "results" / MACHINE / "paired").exists()
+
+
+def test_an_unknown_commit_is_one_line_exit_2(measured: Measured) -> None:
+    done = _jaxbench(
+        "pair-history", "nosuchcommit", "--machine", MACHINE, "--python", sys.executable,
+        "--env", ENV, cwd=measured.root,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "git rev-parse" in done.stderr
