@@ -32,8 +32,7 @@ LAYER_MORE_WORK = (
 #: A suite for the package's own function, written as the README says.
 LAYER_SUITE = """\
 import numpy as np
-from jaxbench.measure.asvsuite import jax_suite
-from jaxbench.measure.workloads import Workload
+from jaxbench.measure import Workload, jax_suite
 
 from tinyjax import layer
 
@@ -43,7 +42,19 @@ def layer_reference(x, w):
 
 
 def layer_workload(rows):
-    return Workload("layer", "tanh(x @ w)", layer, layer_reference).with_rows(rows)
+    def inputs(rng):
+        x = rng.normal(size=(rows, 32)).astype(np.float32)
+        w = rng.normal(size=(32, 16)).astype(np.float32)
+        return x, w
+
+    return Workload(
+        name="layer",
+        description="tanh(x @ w)",
+        fn=layer,
+        inputs=inputs,
+        reference=layer_reference,
+        params={"rows": rows},
+    )
 
 
 Layer, LayerFigures = jax_suite("Layer", layer_workload, params={"rows": [64]})

@@ -14,7 +14,9 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -159,43 +161,91 @@ def test_the_default_matrix_is_the_installed_jax_and_the_newest_served(
     assert json.dumps(expected) in out  # the asv.conf.json it would write
 
 
-def test_the_starter_passes_its_reference_check_with_real_jax(
-    repo: Path, capsys: pytest.CaptureFixture[str]
+@pytest.fixture
+def starter_dir(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The starter rendered into a benchmark directory of its own (no pip, no asv)."""
+    plan = render(
+        Settings(
+            project=inspect_project(repo),
+            python="3.11",
+            jax_versions=(JAX,),
+            jaxbench=sources.Requirement("jaxbench==0.1.0", "test", True),
+            asv="asv==0.6.6",
+            asv_runner="asv_runner==0.3.2",
+        )
+    )
+    root = tmp_path / "starter_bench"  # asv_runner imports it as starter_bench.starter
+    root.mkdir()
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for planned in plan.files:
+        if planned.path.startswith("benchmarks/"):
+            (root / planned.path.removeprefix("benchmarks/")).write_text(planned.text, "utf-8")
+    yield root
+    for name in [m for m in sys.modules if m.split(".")[0] == root.name]:
+        del sys.modules[name]
+
+
+def _asv_benchmark(root: Path, name: str) -> Any:
+    """What asv's benchmark process loads for ``starter.<name>`` at rows=256 (index 0)."""
+    from asv_runner.discovery import get_benchmark_from_name
+
+    return get_benchmark_from_name(str(root), f"starter.{name}-0")
+
+
+def test_the_rendered_starter_runs_through_asv_runner_and_passes_its_check(
+    starter_dir: Path,
 ) -> None:
-    assert init(str(repo), "--jax", JAX, capsys=capsys)[0] == 0
-    spec = importlib.util.spec_from_file_location("starter", repo / "benchmarks" / "starter.py")
-    assert spec is not None
-    assert spec.loader is not None
-    starter = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(starter)
-    import jax
+    """The starter as asv's benchmark process loads and runs it: the timed
+    class through asv_runner's own loop (its first call checks the answer), the
+    figures class through setup_cache."""
+    timed = _asv_benchmark(starter_dir, "Starter.time_warm")
+    assert (timed.param_names, timed.params) == (["rows"], [["256"]])
+    timed.set_cache(None)
+    timed.repeat, timed.number, timed.warmup_time = 2, 5, 0.0
+    assert not timed.do_setup()
+    try:
+        result = timed.do_run()
+    finally:
+        timed.do_teardown()
+    assert len(result["samples"]) >= 2
+    assert all(sample > 0 for sample in result["samples"])
+
+    figures = _asv_benchmark(starter_dir, "StarterFigures.track_tolerance_used")
+    cache = figures.do_setup_cache()
+    for track in ("track_tolerance_used", "track_max_abs_error", "track_work_flops"):
+        benchmark = _asv_benchmark(starter_dir, f"StarterFigures.{track}")
+        benchmark.set_cache(cache)
+        assert not benchmark.do_setup()
+        value = benchmark.do_run()
+        if track == "track_work_flops":
+            assert value > 0
+        else:
+            assert 0 <= value < 1, (track, value)
+
+
+def test_the_rendered_starter_workload_follows_the_contract_and_its_check_can_fail(
+    starter_dir: Path,
+) -> None:
+    import dataclasses
 
     from jaxbench.errors import ReferenceMismatch
-    from jaxbench.measure import reference
+    from jaxbench.measure import Workload, protocol
 
-    workload = starter.starter_workload(256)
-    x, w = workload.host_inputs()
-    output = jax.block_until_ready(jax.jit(workload.fn)(x, w))
-    accuracy = reference.measure(
-        workload.label,
-        output,
-        workload.reference(x, w),
-        atol=workload.atol,
-        rtol=workload.rtol,
-        dtype=workload.dtype,
-    )
-    assert accuracy.tolerance_used < 1
-    # the check can fail: a wrong answer is refused
-    with pytest.raises(ReferenceMismatch):
-        reference.check(
-            workload.label,
-            output * 1.01,
-            workload.reference(x, w),
-            atol=workload.atol,
-            rtol=workload.rtol,
-            dtype=workload.dtype,
-        )
-    assert {"Starter", "StarterFigures"} <= set(vars(starter))
+    module = importlib.import_module(f"{starter_dir.name}.starter")
+    workload = module.starter_workload(256)
+    assert isinstance(workload, Workload)
+    assert workload.label == "softmax_scores-rows=256"
+    assert workload.reference_kind == "numpy"
+    params, x = workload.host_inputs()
+    assert set(params) == {"w", "b"}
+    assert x.shape == (256, module.FEATURES)
+    measurement = protocol.measure(workload, repeats=2)
+    assert measurement.accuracy is not None
+    assert measurement.accuracy.tolerance_used < 1
+    # a wrong answer is refused before anything is timed
+    off = dataclasses.replace(workload, fn=lambda p, batch: module.softmax_scores(p, batch) * 1.01)
+    with pytest.raises(ReferenceMismatch, match="softmax_scores-rows=256"):
+        protocol.prepare(off)
 
 
 def test_the_written_python_passes_ruff(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
