@@ -1,10 +1,10 @@
 """The layout's contracts, checked on the source (no import is executed).
 
 * the analysing half (``analyse``, ``render``, ``store``), ``jaxbench init``'s
-  core (``scaffold``) and the lockstep coordinator never import jax, jaxlib or
+  core (``scaffold``) and the lockstep coordinator side never import jax, jaxlib or
   the measuring half;
 * the core (every subpackage) never imports ``jaxbench.commands`` or ``jaxbench.cli``;
-* the lockstep worker, run as a script in a benchmarked environment, imports
+* the lockstep workers, run as scripts in a benchmarked environment, import
   nothing from jaxbench.
 
 Each rule walks the module's AST, so an import inside a function counts too.
@@ -19,7 +19,17 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "jaxbench"
 
-NO_JAX = ("analyse", "render", "store", "scaffold", "lockstep/coordinator.py", "commands")
+NO_JAX = (
+    "analyse",
+    "render",
+    "store",
+    "scaffold",
+    "lockstep/coordinator.py",
+    "lockstep/first_call.py",
+    "commands",
+)
+#: Run as scripts by a benchmarked environment's Python: stdlib and asv_runner only.
+WORKERS = ("lockstep/worker.py", "lockstep/first_call_worker.py")
 #: commands that may import jax-free modules only; report runs the measuring half.
 MEASURING_COMMANDS = {"commands/report.py"}
 
@@ -73,8 +83,9 @@ def test_core_never_imports_the_edges(path: Path) -> None:
     assert forbidden(path, ("jaxbench.commands", "jaxbench.cli")) == []
 
 
-def test_worker_imports_nothing_from_jaxbench() -> None:
-    assert forbidden(PACKAGE / "lockstep" / "worker.py", ("jaxbench",)) == []
+@pytest.mark.parametrize("worker", WORKERS)
+def test_workers_import_nothing_from_jaxbench(worker: str) -> None:
+    assert forbidden(PACKAGE / worker, ("jaxbench",)) == []
 
 
 def test_the_rules_see_a_forbidden_import(tmp_path: Path) -> None:
