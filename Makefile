@@ -4,7 +4,8 @@
 PYTHON  ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
-# How many commits of the current branch `make bench` measures (newest first).
+# How many commits of the current branch `make bench` measures (newest first,
+# following first parents: a merged branch's own commits are not measured).
 COMMITS ?= 3
 # asv machine name; results go to results/$(MACHINE)/. Override per runner.
 MACHINE ?= $(shell uname -m)-$(shell nproc)cpu
@@ -43,16 +44,17 @@ bench: $(BIN)/.installed measure publish regressions
 measure: $(BIN)/.installed
 	@mkdir -p .asv
 	$(BIN)/jaxbench machine --machine $(MACHINE)
-	git rev-list --max-count=$(COMMITS) HEAD > .asv/commits.txt
+	git rev-list --first-parent --max-count=$(COMMITS) HEAD > .asv/commits.txt
+	@# asv exits 2 when a benchmark failed (e.g. a wrong answer): publish and list it anyway.
 	$(BIN)/asv run --machine $(MACHINE) --skip-existing --record-samples \
-		--show-stderr $(ASV_ARGS) HASHFILE:.asv/commits.txt
+		--show-stderr $(ASV_ARGS) HASHFILE:.asv/commits.txt || [ $$? -eq 2 ]
 	@if [ "$(PAIRED)" != 0 ]; then $(MAKE) --no-print-directory paired; fi
 
 # Pair each of the last COMMITS commits with the one before it (asv's environments
 # must be built: make measure). `make paired COMMITS=12` backfills 12 commits.
 paired: $(BIN)/.installed
 	@mkdir -p .asv
-	git rev-list --max-count=$(COMMITS) HEAD > .asv/commits.txt
+	git rev-list --first-parent --max-count=$(COMMITS) HEAD > .asv/commits.txt
 	$(BIN)/jaxbench pair-history --machine $(MACHINE) --commits .asv/commits.txt $(PAIR_ARGS)
 
 publish: $(BIN)/.installed

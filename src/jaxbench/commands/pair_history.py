@@ -135,7 +135,9 @@ def _has_results(results: Path, machine: str, commit: str, env: str) -> bool:
 
 def _previous(repo: Path, oldest: str, results: Path, machine: str, env: str) -> str | None:
     with contextlib.suppress(UsageError):
-        for commit in _git(repo, "rev-list", "--max-count=500", f"{oldest}^").split():
+        for commit in _git(
+            repo, "rev-list", "--first-parent", "--max-count=500", f"{oldest}^"
+        ).split():
             if _has_results(results, machine, commit, env):
                 return commit
     return None
