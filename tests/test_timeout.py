@@ -25,8 +25,10 @@ SUITE = textwrap.dedent(
     """
     import time
 
-    from jaxbench.measure.asvsuite import jax_suite
-    from jaxbench.measure.workloads import Workload, predict_reference
+    import numpy as np
+
+    from jaxbench.measure import Workload, jax_suite
+    from jaxbench.measure.workloads import predict_reference
 
 
     def _stuck(x, w):
@@ -41,8 +43,16 @@ SUITE = textwrap.dedent(
         return jnp.tanh(held @ w)
 
 
+    def _inputs(rng):
+        x = rng.normal(size=(64, 32)).astype(np.float32)
+        w = rng.normal(size=(32, 16)).astype(np.float32)
+        return x, w
+
+
     def make_stuck():
-        return Workload("stuck", "blocks for a minute", _stuck, predict_reference)
+        return Workload(
+            "stuck", _stuck, _inputs, predict_reference, description="blocks for a minute"
+        )
 
 
     Stuck, StuckFigures = jax_suite("Stuck", make_stuck)
