@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-__all__ = ["positive_int"]
+if TYPE_CHECKING:
+    from jaxbench.lockstep.coordinator import Side
+
+__all__ = ["add_side_arguments", "positive_int", "sides_of"]
 
 
 def positive_int(text: str) -> int:
@@ -16,3 +23,42 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
+
+
+def add_side_arguments(
+    parser: argparse.ArgumentParser, *, commit: Callable[[str], str] = str
+) -> None:
+    """The two sides' options of ``ab`` and ``first-call``: commits, Pythons, benchmark dirs.
+
+    ``commit`` is the argparse type of ``--base-commit`` and ``--head-commit``.
+    """
+    parser.add_argument("--base-commit", type=commit, required=True, help="base commit hash")
+    parser.add_argument("--head-commit", type=commit, required=True, help="head commit hash")
+    parser.add_argument(
+        "--base-python",
+        default=sys.executable,
+        help="Python with the base commit installed (default: this one)",
+    )
+    parser.add_argument(
+        "--head-python",
+        default=sys.executable,
+        help="Python with the head commit installed (default: this one)",
+    )
+    parser.add_argument(
+        "--benchmarks",
+        type=Path,
+        default=Path("benchmarks"),
+        help="asv benchmark directory for both sides (default: benchmarks)",
+    )
+    parser.add_argument("--base-benchmarks", type=Path, help="benchmark directory of the base")
+    parser.add_argument("--head-benchmarks", type=Path, help="benchmark directory of the head")
+
+
+def sides_of(args: argparse.Namespace) -> tuple[Side, Side]:
+    """Base and head lockstep sides from the options of :func:`add_side_arguments`."""
+    from jaxbench.lockstep.coordinator import Side
+
+    return (
+        Side("base", args.base_python, args.base_benchmarks or args.benchmarks),
+        Side("head", args.head_python, args.head_benchmarks or args.benchmarks),
+    )

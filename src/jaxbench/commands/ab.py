@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from jaxbench.analyse.stats import MIN_PAIRED_ROUNDS
-from jaxbench.commands import positive_int
+from jaxbench.commands import add_side_arguments, positive_int, sides_of
 from jaxbench.errors import UsageError
 from jaxbench.lockstep.coordinator import (
     DEFAULT_TIMEOUT,
@@ -64,26 +64,7 @@ def _commit(text: str) -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--base-commit", type=_commit, required=True, help="base commit hash")
-    parser.add_argument("--head-commit", type=_commit, required=True, help="head commit hash")
-    parser.add_argument(
-        "--base-python",
-        default=sys.executable,
-        help="Python with the base commit installed (default: this one)",
-    )
-    parser.add_argument(
-        "--head-python",
-        default=sys.executable,
-        help="Python with the head commit installed (default: this one)",
-    )
-    parser.add_argument(
-        "--benchmarks",
-        type=Path,
-        default=Path("benchmarks"),
-        help="asv benchmark directory for both sides (default: benchmarks)",
-    )
-    parser.add_argument("--base-benchmarks", type=Path, help="benchmark directory of the base")
-    parser.add_argument("--head-benchmarks", type=Path, help="benchmark directory of the head")
+    add_side_arguments(parser, commit=_commit)
     parser.add_argument(
         "-b",
         "--bench",
@@ -191,8 +172,7 @@ def _benchmark_result(outcomes: list[SideResult]) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    base = Side("base", args.base_python, args.base_benchmarks or args.benchmarks)
-    head = Side("head", args.head_python, args.head_benchmarks or args.benchmarks)
+    base, head = sides_of(args)
     check_name(args.machine)
     if args.cpus < 0:
         raise UsageError(f"--cpus must be 0 (no pinning) or more, got {args.cpus}")

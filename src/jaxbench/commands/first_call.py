@@ -27,9 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from jaxbench.analyse.kinds import COMPILE_TRACKS
-from jaxbench.commands import positive_int
+from jaxbench.commands import add_side_arguments, positive_int, sides_of
 from jaxbench.errors import UsageError
-from jaxbench.lockstep.coordinator import Side
 from jaxbench.lockstep.first_call import FirstCalls, measure_first_calls
 from jaxbench.store.asv_results import load_or_new, save_atomic
 
@@ -39,22 +38,7 @@ HELP = "time first calls of base and head in fresh processes side by side, for c
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--base-commit", required=True, help="base commit hash")
-    parser.add_argument("--head-commit", required=True, help="head commit hash")
-    parser.add_argument(
-        "--base-python", default=sys.executable, help="Python with the base commit installed"
-    )
-    parser.add_argument(
-        "--head-python", default=sys.executable, help="Python with the head commit installed"
-    )
-    parser.add_argument(
-        "--benchmarks",
-        type=Path,
-        default=Path("benchmarks"),
-        help="asv benchmark directory for both sides (default: benchmarks)",
-    )
-    parser.add_argument("--base-benchmarks", type=Path, help="benchmark directory of the base")
-    parser.add_argument("--head-benchmarks", type=Path, help="benchmark directory of the head")
+    add_side_arguments(parser)
     parser.add_argument(
         "--rounds",
         type=positive_int,
@@ -142,8 +126,7 @@ def _add(results: dict[str, Any], base: FirstCalls, head: FirstCalls, started: A
 def run(args: argparse.Namespace) -> int:
     if args.base_commit == args.head_commit:
         raise UsageError("--base-commit and --head-commit are the same; give two commits")
-    base = Side("base", args.base_python, args.base_benchmarks or args.benchmarks)
-    head = Side("head", args.head_python, args.head_benchmarks or args.benchmarks)
+    base, head = sides_of(args)
     clock = time.perf_counter()
     started = datetime.datetime.now(datetime.UTC)
     base_calls, head_calls = measure_first_calls(
