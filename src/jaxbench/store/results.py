@@ -329,7 +329,7 @@ class _Header:
 
 def _rows_of_format2(
     header: _Header, path: Path
-) -> Iterator[tuple[str, str | None, list[tuple[str, ...]], dict[str, Any]]]:
+) -> Iterator[tuple[str, str | None, tuple[tuple[str, ...], ...], dict[str, Any]]]:
     """(benchmark, version, parameter combinations, row by column name) of each result row."""
     columns = header.columns
     for bench, raw_row in header.results.items():
@@ -341,11 +341,10 @@ def _rows_of_format2(
             isinstance(p, list) and all(isinstance(v, str) for v in p) for p in bench_params
         ):
             raise ResultsError(f"{path}: 'params' of {bench} is malformed; {_RERUN}")
-        combos = [tuple(c) for c in itertools.product(*bench_params)]
         version = row.get("version")
         if version is not None and not isinstance(version, str):
             raise ResultsError(f"{path}: version of {bench} is not a string; {_RERUN}")
-        yield bench, version, combos, row
+        yield bench, version, _combos_of(bench_params), row
 
 
 def _points_from_format2(
@@ -467,20 +466,7 @@ def scan_result_file(path: Path, machine: str | None, data: Any = None) -> FileS
         raw_a: list[Any] = []
         raw_b: list[Any] = []
         owner: list[str] = []
-        columns = header.columns
-        for bench, raw_row in header.results.items():
-            if not isinstance(raw_row, list):
-                raise ResultsError(f"{path}: result row of {bench} is not a list; {_RERUN}")
-            row = dict(zip(columns, raw_row, strict=False))
-            bench_params = row.get("params") or []
-            if not isinstance(bench_params, list) or not all(
-                isinstance(p, list) and all(isinstance(v, str) for v in p) for p in bench_params
-            ):
-                raise ResultsError(f"{path}: 'params' of {bench} is malformed; {_RERUN}")
-            version = row.get("version")
-            if version is not None and not isinstance(version, str):
-                raise ResultsError(f"{path}: version of {bench} is not a string; {_RERUN}")
-            combos = _combos_of(bench_params)
+        for bench, version, combos, row in _rows_of_format2(header, path):
             n = len(combos)
             raw_values += _column(row, "result", n, path, bench)
             raw_a += _column(row, "stats_ci_99_a", n, path, bench)
