@@ -28,7 +28,7 @@ import io
 import json
 import zipfile
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -502,15 +502,8 @@ def load_series_table(
                 results_dir, machine, env_name, n_files, machines_found, envs_found, warnings
             )
         )
-    table = SeriesTable(
-        results_dir=table.results_dir,
-        files=table.files,
-        keys=table.keys,
-        offsets=table.offsets,
-        file_idx=table.file_idx,
-        values=table.values,
-        weights=table.weights,
-        units=units,
+    table = replace(
+        table,
         warnings=tuple(units_warning + warnings),
         infinite_files=infinite,
         fits=cached.fits if cached else {},
