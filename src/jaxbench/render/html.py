@@ -28,7 +28,6 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
-from urllib.parse import quote
 
 from jaxbench.analyse.detect import MachineChange, Regression
 from jaxbench.analyse.events import Event
@@ -325,11 +324,6 @@ def summarize_table(table: SeriesTable) -> tuple[EnvSummary, ...]:
             )
         )
     return tuple(out)
-
-
-def _encode(text: str) -> str:
-    """JavaScript's ``encodeURIComponent``, which asv's ``parse_hash_string`` undoes."""
-    return quote(text, safe="-_.!~*'()")
 
 
 def graph_url(
