@@ -62,8 +62,9 @@ def test_json_listing_is_versioned_and_stable(capsys: pytest.CaptureFixture[str]
     assert main(argv) == 0
     assert capsys.readouterr().out == first
     doc = json.loads(first)
-    assert doc["format"] == 2
+    assert doc["format"] == 3
     assert doc["warnings"] == []
+    assert doc["unconfirmed"] == []  # pvlib's steps are all confirmed by their commits
     entry = next(r for r in doc["regressions"] if r["bad_commit"].startswith("d2c9bcd62"))
     assert entry["benchmark"] == "tracking.SingleAxis.time_singleaxis"
     assert entry["params"] == []
@@ -87,7 +88,14 @@ def test_json_listing_is_versioned_and_stable(capsys: pytest.CaptureFixture[str]
         "unit",
         "fingerprint",
         "fixed_commit",
+        "evidence",
+        "n_before",
+        "n_after",
+        "p_value",
     }
+    assert entry["evidence"] == "confirmed"
+    assert (entry["n_before"], entry["n_after"]) == (31, 53)
+    assert 0 <= entry["p_value"] < 0.01
     assert all(r["ratio"] > 1 for r in doc["regressions"])
     assert doc["machine_changes"] == []
     dates = [r["date"] for r in doc["regressions"]]
@@ -190,7 +198,7 @@ def test_subprocess_never_imports_jax(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert "LEAKED []" in proc.stderr
-    assert json.loads(proc.stdout)["format"] == 2
+    assert json.loads(proc.stdout)["format"] == 3
     proc = subprocess.run(
         [sys.executable, "-m", "jaxbench", "regressions", "--results", str(tmp_path / "none")],
         capture_output=True,

@@ -179,6 +179,20 @@ def test_no_regressions_page_says_so_for_every_kind() -> None:
     assert "default-src 'self'" in page
 
 
+def test_unconfirmed_steps_are_counted_not_listed() -> None:
+    import dataclasses
+
+    from jaxbench.analyse.detect import Evidence
+
+    step = dataclasses.replace(regression("b.C.track_compile_seconds"), evidence=Evidence.UNTESTED)
+    page = render([], unconfirmed=[step, step])
+    text = "".join(parse(page).text)
+    assert "Not listed: 2 steps of asv's fit that the values do not confirm" in text
+    assert "2 with fewer than 4 commits on a side" in text
+    assert page.count("None flagged.") == len(html.KIND_SECTIONS)
+    assert 'class="unconfirmed"' not in render([])
+
+
 def asv_hash(url: str) -> tuple[str, list[tuple[str, str]]]:
     """Decode a graph URL the way asv.js's parse_hash_string does."""
     fragment = url.split("#", 1)[1]

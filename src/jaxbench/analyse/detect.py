@@ -53,6 +53,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -67,6 +68,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_THRESHOLD",
     "EXACT_RELATIVE",
+    "Evidence",
     "MachineChange",
     "Regression",
     "Scan",
@@ -88,6 +90,28 @@ _Step = tuple[int, int, float, float, float]
 _Jump = tuple[int, int, float, float]
 
 
+class Evidence(Enum):
+    """How far the values back a step (:mod:`jaxbench.analyse.evidence`)."""
+
+    #: asv's step fit alone (``find_regressions``, asv publish's semantics)
+    ASV = "asv"
+    #: a deterministic figure changed (XLA work): any lasting change counts
+    EXACT = "exact"
+    #: the values either side differ beyond their spread (Holm-adjusted t-test)
+    CONFIRMED = "confirmed"
+    #: within the spread of the values either side
+    NOISE = "within noise"
+    #: too few commits on a side to tell it from noise
+    UNTESTED = "not tested"
+    #: a memory step smaller than the floor
+    BELOW_FLOOR = "below floor"
+
+    @property
+    def listed(self) -> bool:
+        """Whether a step with this evidence is listed as a regression."""
+        return self in (Evidence.ASV, Evidence.EXACT, Evidence.CONFIRMED)
+
+
 @dataclass(frozen=True)
 class Regression:
     """A step up that is still present at the end of a series."""
@@ -106,6 +130,13 @@ class Regression:
     best_after: float | None = None
     #: the machine fingerprint of the fitted segment (None: unknown)
     fingerprint: str | None = None
+    #: how far the values back the step (ASV: not judged, asv's semantics)
+    evidence: Evidence = Evidence.ASV
+    #: values (commits) of the fitted levels before and after the step (0: not counted)
+    n_before: int = 0
+    n_after: int = 0
+    #: the step test's Holm-adjusted p-value (None: not tested)
+    p_value: float | None = None
 
     @property
     def still_present(self) -> bool:
@@ -331,11 +362,22 @@ class MachineChange:
 class Scan:
     """What a scan of a results directory found."""
 
-    regressions: tuple[Regression, ...]
+    #: every step asv's fit finds, each with its evidence, newest first
+    steps: tuple[Regression, ...]
     machine_changes: tuple[MachineChange, ...]
     n_series: int
     #: (machine, env_name, commit) -> series with a point at that commit
     series_at: Mapping[tuple[str, str, str], int]
+
+    @property
+    def regressions(self) -> tuple[Regression, ...]:
+        """The steps listed as regressions (exact, or confirmed by the values)."""
+        return tuple(r for r in self.steps if r.evidence.listed)
+
+    @property
+    def unconfirmed(self) -> tuple[Regression, ...]:
+        """The steps the values do not confirm (not tested, within noise, below a floor)."""
+        return tuple(r for r in self.steps if not r.evidence.listed)
 
 
 def _segment_digest(values: Any, weights: Any, quick: bool) -> bytes:
@@ -343,6 +385,35 @@ def _segment_digest(values: Any, weights: Any, quick: bool) -> bytes:
     h.update(values.tobytes())
     h.update(weights.tobytes())
     return h.digest()
+
+
+def _sides(steps: Sequence[_Step], good_idx: int, bad_idx: int, limit: float) -> tuple[int, int]:
+    """Where the values either side of a step start and end (for its test).
+
+    Each side is the fitted level next to the step, widened over the
+    neighbouring fitted levels within ``limit`` (relative) of it: up to the
+    nearest change the threshold would count. A level change below the
+    threshold is how the fit describes noise, and leaving those values out
+    would test the fit's own choice of values again.
+    """
+    k = next(i for i, step in enumerate(steps) if step[1] - 1 == good_idx)
+    m = next(i for i, step in enumerate(steps) if step[0] == bad_idx)
+
+    def near(i: int, level: float) -> bool:
+        return abs(steps[i][2] - level) <= limit * abs(level)
+
+    first = k
+    while first > 0 and near(first - 1, steps[k][2]):
+        first -= 1
+    last = m
+    while last + 1 < len(steps) and near(last + 1, steps[m][2]):
+        last += 1
+    return steps[first][0], steps[last][1]
+
+
+def _present(values: Any) -> list[float]:
+    """The values of a slice of a series that are there (NaN: missing)."""
+    return [float(v) for v in values.tolist() if v == v]
 
 
 def _fit_many(batch: Sequence[tuple[Any, Any, bool]]) -> list[list[_Step]]:
@@ -453,7 +524,9 @@ def scan(
     for digest, new in zip(pending_keys, _fit_all(pending, workers), strict=True):
         used[digest] = tuple(new)
 
-    found: list[Regression] = []
+    candidates: list[
+        tuple[Regression, list[float], list[float], tuple[list[float], list[float]]]
+    ] = []
     for i, a, b, exact, digest in segments:
         key = table.keys[i]
         fidx, values, _weights = table.points(i)
@@ -479,22 +552,31 @@ def scan(
             good = files[int(fidx[a + good_idx])]
             bad = files[int(fidx[a + bad_idx])]
             fixed = None if fixed_idx is None else files[int(fidx[a + fixed_idx])].commit
-            found.append(
-                Regression(
-                    key=key,
-                    kind=kind,
-                    good_commit=good.commit,
-                    bad_commit=bad.commit,
-                    date=bad.date,
-                    before=before,
-                    after=after,
-                    ratio=after / before if before else math.inf,
-                    unit=unit,
-                    fixed_commit=fixed,
-                    best_after=best,
-                    fingerprint=bad.fingerprint,
+            start, end = _sides(fitted, good_idx, bad_idx, limit)
+            candidates.append(
+                (
+                    Regression(
+                        key=key,
+                        kind=kind,
+                        good_commit=good.commit,
+                        bad_commit=bad.commit,
+                        date=bad.date,
+                        before=before,
+                        after=after,
+                        ratio=after / before if before else math.inf,
+                        unit=unit,
+                        fixed_commit=fixed,
+                        best_after=best,
+                        fingerprint=bad.fingerprint,
+                    ),
+                    _present(values[a + start : a + good_idx + 1]),
+                    _present(values[a + bad_idx : a + end]),
+                    (_present(values[a : a + good_idx + 1]), _present(values[a + bad_idx : b])),
                 )
             )
+    from jaxbench.analyse.evidence import judge
+
+    found = judge(candidates)
     found.sort(key=lambda r: (-r.date, r.key, r.bad_commit))
     dates = {f.commit: f.date for f in files}
     machine_changes = tuple(
@@ -508,7 +590,7 @@ def scan(
     )
     return (
         Scan(
-            regressions=tuple(found),
+            steps=tuple(found),
             machine_changes=machine_changes,
             n_series=len(table.keys),
             series_at=series_at,

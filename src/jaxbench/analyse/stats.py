@@ -56,6 +56,7 @@ Welch test needs two rounds a side.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -83,6 +84,7 @@ __all__ = [
     "paired_round_estimates",
     "round_medians",
     "rounds_p_value",
+    "step_p_value",
 ]
 
 DEFAULT_ALPHA = 0.01
@@ -226,6 +228,51 @@ def rounds_p_value(base: Sequence[float], head: Sequence[float]) -> float:
         warnings.simplefilter("ignore", RuntimeWarning)  # precision loss on near-equal values
         p = float(ttest_ind(first, second, equal_var=False).pvalue)
     return min(1.0, p) if math.isfinite(p) else 1.0
+
+
+def step_p_value(
+    before: Sequence[float],
+    after: Sequence[float],
+    context: tuple[Sequence[float], Sequence[float]],
+) -> float:
+    """p-value that the values ``after`` a step are higher than those ``before`` it.
+
+    ``before`` and ``after`` hold one value per commit on either side of a
+    step that a fit found; ``context`` is the whole series cut at the step
+    (the values up to it, and from it on). The spread is not taken from
+    ``before`` and ``after`` themselves: the fit chose them by their values,
+    and in a series whose processes switch between a fast and a slow state it
+    puts each state in its own level, each with a small spread. It comes from
+    the successive differences of the whole series on each side of the step
+    (von Neumann's estimator, ``sigma^2 = mean(diff^2) / 2``, which a real
+    step elsewhere only widens), and the one-sided t statistic
+    ``shift / (sigma * sqrt(1/n_before + 1/n_after))`` is read against
+    Student's t with as many degrees of freedom as differences. Logarithms
+    when every value is positive (a step is a ratio). The fit chose the
+    position among ``n_before + n_after - 1``, so the p-value is multiplied by
+    that number (Bonferroni). Fewer than two values on a side, or fewer than
+    two differences: 1.
+    """
+    from scipy.stats import t as student
+
+    x = [v for v in before if math.isfinite(v)]
+    y = [v for v in after if math.isfinite(v)]
+    parts = [[v for v in part if math.isfinite(v)] for part in context]
+    if len(x) < 2 or len(y) < 2:
+        return 1.0
+    if all(v > 0 for v in itertools.chain(x, y, *parts)):
+        x, y = [math.log(v) for v in x], [math.log(v) for v in y]
+        parts = [[math.log(v) for v in part] for part in parts]
+    diffs = [b - a for part in parts for a, b in itertools.pairwise(part)]
+    if len(diffs) < 2:
+        return 1.0
+    shift = sum(y) / len(y) - sum(x) / len(x)
+    variance = sum(d * d for d in diffs) / len(diffs) / 2
+    if variance == 0:
+        return 0.0 if shift > 0 else 1.0
+    statistic = shift / math.sqrt(variance * (1 / len(x) + 1 / len(y)))
+    p = float(student.sf(statistic, len(diffs)))
+    return min(1.0, p * (len(x) + len(y) - 1)) if math.isfinite(p) else 1.0
 
 
 def _direction(base: float, head: float, factor: float) -> Verdict:

@@ -8,21 +8,31 @@ machine fingerprint changes, runs asv's own step detection on each piece (see
 machine, environment and commit (:mod:`jaxbench.analyse.events`). Exit status
 0 whether or not something is found (it is a listing); 2 on bad input.
 
+A step that asv's fit finds is listed only when the values confirm it
+(:mod:`jaxbench.analyse.evidence`: exact figures at once; the others by a
+t-test of the commits on either side, Holm at 1 % over the scan, with at least
+3 commits a side; memory steps of at least 1 MiB). The rest are counted in
+one line and listed with ``--unconfirmed``.
+
 JSON output (``--format json``) is versioned::
 
-    {"format": 2, "events": [...], "regressions": [...], "machine_changes": [...],
-     "series": N, "warnings": ["...", ...]}
+    {"format": 3, "events": [...], "regressions": [...], "unconfirmed": [...],
+     "machine_changes": [...], "series": N, "warnings": ["...", ...]}
 
 Each regression has ``benchmark``, ``params`` (list of asv repr strings),
 ``machine``, ``env_name``, ``version``, ``kind``, ``good_commit``,
 ``bad_commit``, ``date`` (ms), ``before`` and ``after`` (the fitted levels on
 either side of the step), ``ratio`` (after / before, null when not finite),
-``best_after`` (asv's best value after the step), ``unit``, ``fingerprint``
-and ``fixed_commit`` (null unless ``--all`` found it undone). Each event has
+``best_after`` (asv's best value after the step), ``unit``, ``fingerprint``,
+``fixed_commit`` (null unless ``--all`` found it undone), ``evidence``
+(``exact``, ``confirmed``; in ``unconfirmed``: ``not tested``, ``within
+noise``, ``below floor``), ``n_before`` and ``n_after`` (commits on each side)
+and ``p_value`` (Holm-adjusted; null when not tested). Each event has
 ``machine``, ``env_name``, ``good_commit``, ``bad_commit``, ``date``,
 ``broad``, ``series_measured``, ``severity``, ``kinds``, ``worst_ratio`` and
 its ``regressions`` (worst first). Format 1 had no events and gave asv's best
-value after the step as ``after``. Where
+value after the step as ``after``; format 2 listed every step of asv's fit as
+a regression. Where
 ``jaxbench pair-history`` wrote pairs, ``paired_history`` holds ``pairs``,
 ``series`` and ``flagged``: each commit whose own pair says regression
 (``benchmark``, ``params``, ``machine``, ``env_name``, ``commit``, ``ratio``,
@@ -55,7 +65,7 @@ __all__ = [
 ]
 
 HELP = "list the commits that made an asv results history worse (asv's step detection)"
-JSON_FORMAT = 2
+JSON_FORMAT = 3
 _CONF_NAME = "asv.conf.json"
 #: Events shown by default (one screen); --limit 0 shows all.
 DEFAULT_LIMIT = 8
@@ -124,6 +134,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="list every series' step, newest first, instead of events",
     )
     parser.add_argument(
+        "--unconfirmed",
+        action="store_true",
+        help="list the steps that asv's fit finds but the values do not confirm "
+        "(too few commits on a side, within noise, below the memory floor)",
+    )
+    parser.add_argument(
         "--quick",
         action="store_true",
         help="asv's step fit with its default penalty instead of asv publish's penalty search "
@@ -154,6 +170,10 @@ def _entry(reg: Regression) -> dict[str, Any]:
         "unit": reg.unit,
         "fingerprint": reg.fingerprint,
         "fixed_commit": reg.fixed_commit,
+        "evidence": reg.evidence.value,
+        "n_before": reg.n_before,
+        "n_after": reg.n_after,
+        "p_value": reg.p_value,
     }
 
 
@@ -192,6 +212,7 @@ def format_json(
     events: Sequence[Event] = (),
     machine_changes: Sequence[MachineChange] = (),
     n_series: int = 0,
+    unconfirmed: Sequence[Regression] = (),
 ) -> str:
     """The versioned JSON listing (every event: --limit applies to text only)."""
     document = {
@@ -199,6 +220,7 @@ def format_json(
         "series": n_series,
         "events": [_event_entry(e) for e in events],
         "regressions": [_entry(r) for r in regressions],
+        "unconfirmed": [_entry(r) for r in unconfirmed],
         "machine_changes": [_change_entry(c) for c in machine_changes],
         "warnings": list(warnings),
     }
@@ -237,9 +259,11 @@ def format_events(
     *,
     limit: int = DEFAULT_LIMIT,
     machine_changes: Sequence[MachineChange] = (),
+    unconfirmed: Sequence[Regression] = (),
 ) -> str:
     """Events, most severe first: the top series of each, the rest counted."""
     from jaxbench.analyse.events import BROAD_LABEL
+    from jaxbench.analyse.evidence import unconfirmed_summary
 
     lines: list[str] = []
     n_regs = sum(len(e.regressions) for e in events)
@@ -274,14 +298,28 @@ def format_events(
             if rest > 0:
                 lines.append(f"   ... and {rest} more series (--series, --format json)")
     lines.extend(_changes_text(machine_changes))
+    if unconfirmed:
+        lines.append(unconfirmed_summary(unconfirmed))
     return "\n".join(lines) + "\n"
 
 
-def format_text(regressions: Sequence[Regression], n_series: int) -> str:
-    """A table of regressions, newest first (``--series``)."""
+def format_text(
+    regressions: Sequence[Regression], n_series: int, *, what: str = "regression"
+) -> str:
+    """A table of regressions (or of unconfirmed steps), newest first (``--series``)."""
     if not regressions:
-        return f"No regressions in {n_series} series.\n"
-    header = ("benchmark", "commits", "before", "after", "ratio", "kind", "environment", "machine")
+        return f"No {what}s in {n_series} series.\n"
+    header = (
+        "benchmark",
+        "commits",
+        "before",
+        "after",
+        "ratio",
+        "kind",
+        "evidence",
+        "environment",
+        "machine",
+    )
     rows = [header]
     for reg in regressions:
         ratio = format_ratio(reg.ratio)
@@ -293,6 +331,7 @@ def format_text(regressions: Sequence[Regression], n_series: int) -> str:
                 format_value(reg.after, reg.unit),
                 ratio,
                 reg.kind.value,
+                _evidence_text(reg),
                 reg.key.env_name,
                 reg.key.machine,
             )
@@ -302,12 +341,18 @@ def format_text(regressions: Sequence[Regression], n_series: int) -> str:
         "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
         for row in rows
     ]
-    noun = "regression" if len(regressions) == 1 else "regressions"
+    noun = what if len(regressions) == 1 else f"{what}s"
     return (
         f"{len(regressions)} {noun} in {n_series} series (newest first):\n"
         + "\n".join(lines)
         + "\n"
     )
+
+
+def _evidence_text(reg: Regression) -> str:
+    sides = f" ({reg.n_before}|{reg.n_after})" if reg.n_before or reg.n_after else ""
+    p = "" if reg.p_value is None else f" p={reg.p_value:.2g}"
+    return f"{reg.evidence.value}{sides}{p}"
 
 
 def _settings(args: argparse.Namespace, cwd: Path) -> tuple[Path, dict[str, float]]:
@@ -387,16 +432,18 @@ def run(args: argparse.Namespace) -> int:
         quick=args.quick,
     )
     save_fits(table, fits)
-    regressions = list(found.regressions)
+    steps = list(found.steps)
     changes = list(found.machine_changes)
     if args.since is not None:
         start = _since_date(args.since, {f.commit: f.date for f in table.files})
-        regressions = [r for r in regressions if r.date >= start]
+        steps = [r for r in steps if r.date >= start]
         changes = [c for c in changes if c.date >= start]
     if pattern is not None:
-        regressions = [r for r in regressions if pattern.search(r.key.entry_name)]
+        steps = [r for r in steps if pattern.search(r.key.entry_name)]
     if args.min_ratio is not None:
-        regressions = [r for r in regressions if r.ratio >= args.min_ratio]
+        steps = [r for r in steps if r.ratio >= args.min_ratio]
+    regressions = [r for r in steps if r.evidence.listed]
+    unconfirmed = [r for r in steps if not r.evidence.listed]
     events = group_events(regressions, found.series_at)
     if args.format == "json":
         text = format_json(
@@ -405,6 +452,7 @@ def run(args: argparse.Namespace) -> int:
             events=events,
             machine_changes=changes,
             n_series=found.n_series,
+            unconfirmed=unconfirmed,
         )
         if paired_doc is not None:
             document = json.loads(text)
@@ -414,11 +462,23 @@ def run(args: argparse.Namespace) -> int:
         return 0
     for warning in table.warnings:
         print(f"jaxbench: warning: {warning}", file=sys.stderr)
-    if args.series:
+    from jaxbench.analyse.evidence import unconfirmed_summary
+
+    if args.unconfirmed:
+        text = format_text(unconfirmed, found.n_series, what="unconfirmed step")
+    elif args.series:
         text = format_text(regressions, found.n_series)
         text += "".join(line + "\n" for line in _changes_text(changes))
+        if unconfirmed:
+            text += unconfirmed_summary(unconfirmed) + "\n"
     else:
-        text = format_events(events, found.n_series, limit=args.limit, machine_changes=changes)
+        text = format_events(
+            events,
+            found.n_series,
+            limit=args.limit,
+            machine_changes=changes,
+            unconfirmed=unconfirmed,
+        )
     sys.stdout.write(text)
     if paired:
         sys.stdout.write("\n" + paired)

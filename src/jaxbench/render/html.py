@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from jaxbench.analyse.detect import MachineChange, Regression
 from jaxbench.analyse.events import Event
+from jaxbench.analyse.evidence import unconfirmed_summary
 from jaxbench.analyse.kinds import TOLERANCE_TRACK, Kind
 from jaxbench.errors import UsageError
 from jaxbench.render import links
@@ -492,8 +493,12 @@ def render_regressions_page(
     warnings: Sequence[str] = (),
     events: Sequence[Event] | None = None,
     machine_changes: Sequence[MachineChange] = (),
+    unconfirmed: Sequence[Regression] = (),
 ) -> str:
     """The regressions page (``jaxbench/regressions.html``) as HTML text.
+
+    ``unconfirmed``: the steps of asv's fit that the values do not confirm
+    (:mod:`jaxbench.analyse.evidence`), counted under the lede.
 
     ``regressions`` as :func:`~jaxbench.analyse.detect.find_regressions` returns them
     (newest first; that order is kept inside each kind's section);
@@ -547,7 +552,13 @@ def render_regressions_page(
         f'<p class="lede">{len(regressions)} regression(s) still present at the newest '
         "commit of their series. Each benchmark links to its asv graph with the step's "
         "commits highlighted.</p>\n"
-        f'<ul class="toc">{toc}</ul>\n'
+        + (
+            f'<p class="unconfirmed">{_esc(unconfirmed_summary(unconfirmed))} '
+            "asv's own regressions list shows every step of its fit.</p>\n"
+            if unconfirmed
+            else ""
+        )
+        + f'<ul class="toc">{toc}</ul>\n'
         + (
             _events_section(events, machine_changes, hash_length) + "\n"
             if events is not None

@@ -251,6 +251,7 @@ def publish(
         warnings=history.warnings,
         events=group_events(regressions, found.series_at),
         machine_changes=found.machine_changes,
+        unconfirmed=found.unconfirmed,
     )
 
     try:

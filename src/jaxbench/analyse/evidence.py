@@ -1,0 +1,113 @@
+"""Whether a step that asv's fit finds in a history is more than noise.
+
+asv's step fit (:mod:`jaxbench.analyse.detect`) finds steps in every series. A
+history holds one value per commit, each from its own process: first-call
+and compile times, process memory, and unpaired warm times vary from process
+to process far more than within one, and asv's fit also finds steps in that
+noise. On a fresh clone whose first ``make bench`` measured 3 commits, it
+listed 72 of 590 series as regressed with no code change (README, "The main
+job on a fresh clone"). jaxbench lists a step only when the values confirm it
+(:class:`~jaxbench.analyse.detect.Evidence`):
+
+- deterministic figures (XLA work: :attr:`Kind.exact <jaxbench.analyse.kinds.Kind>`)
+  count at once: ``EXACT``;
+- a memory step that adds less than :data:`MEMORY_FLOOR_BYTES` is not listed
+  (``BELOW_FLOOR``): the rise of a workload's peak RSS moves by tens of KiB
+  between processes (allocator arenas, pages), and so does a process peak;
+- every other step is tested with the values on either side of it, one per
+  commit: the fitted level on each side widened over the neighbouring levels
+  within the threshold of it. With fewer than :data:`MIN_SIDE` values on a
+  side it cannot be told from noise (``UNTESTED``: counted apart, never
+  listed as a regression). Otherwise a one-sided t test whose spread comes
+  from the successive differences of the whole series, not from the fitted
+  levels (the fit chose those by their values), with a Bonferroni factor for
+  the positions the fit could have chosen
+  (:func:`jaxbench.analyse.stats.step_p_value`), Holm-adjusted over every
+  tested step of the scan, must be below :data:`ALPHA` (``CONFIRMED``), else
+  the step is within the series' own noise (``NOISE``).
+
+No test on the values alone can tell a run of slow processes after a run of
+fast ones from a step: ``bench/bench_step_evidence.py`` measures how often
+that happens in noise that switches between two states.
+
+The newest commits of a history are therefore ``UNTESTED`` until
+:data:`MIN_SIDE` commits have been measured after them; the paired history
+(``jaxbench pair-history``: each commit timed side by side with its parent)
+and the pull-request review judge them at once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+from jaxbench.analyse.detect import Evidence, Regression
+from jaxbench.analyse.kinds import Kind
+from jaxbench.analyse.stats import DEFAULT_ALPHA, holm_adjust, step_p_value
+
+__all__ = ["ALPHA", "MEMORY_FLOOR_BYTES", "MIN_SIDE", "judge", "unconfirmed_summary"]
+
+#: Fewest values (commits) on each side of a step for the test (3 let runs of
+#: three slow processes through, measured with bench/bench_step_evidence.py).
+MIN_SIDE = 4
+#: Family-wise level of the tested steps of one scan (Holm).
+ALPHA = DEFAULT_ALPHA
+#: Smallest memory step listed (bytes added at the step).
+MEMORY_FLOOR_BYTES = float(1 << 20)
+
+
+def judge(
+    candidates: Sequence[
+        tuple[
+            Regression,
+            Sequence[float],
+            Sequence[float],
+            tuple[Sequence[float], Sequence[float]],
+        ]
+    ],
+    *,
+    alpha: float = ALPHA,
+) -> list[Regression]:
+    """Each candidate step with its evidence, in the order given.
+
+    A candidate is asv's step, the values (one per commit, missing ones left
+    out) before and after it (see ``detect._sides``), and the whole series cut
+    at the step, whose successive differences give the spread.
+    """
+    judged: list[Regression] = []
+    tested: list[int] = []
+    raw: list[float] = []
+    for reg, before, after, context in candidates:
+        reg = dataclasses.replace(reg, n_before=len(before), n_after=len(after))
+        if reg.kind.exact:
+            judged.append(dataclasses.replace(reg, evidence=Evidence.EXACT))
+        elif reg.kind is Kind.MEMORY and reg.after - reg.before < MEMORY_FLOOR_BYTES:
+            judged.append(dataclasses.replace(reg, evidence=Evidence.BELOW_FLOOR))
+        elif min(len(before), len(after)) < MIN_SIDE:
+            judged.append(dataclasses.replace(reg, evidence=Evidence.UNTESTED))
+        else:
+            tested.append(len(judged))
+            raw.append(step_p_value(before, after, context))
+            judged.append(reg)
+    for index, p in zip(tested, holm_adjust(raw), strict=True):
+        evidence = Evidence.CONFIRMED if p < alpha else Evidence.NOISE
+        judged[index] = dataclasses.replace(judged[index], evidence=evidence, p_value=p)
+    return judged
+
+
+def unconfirmed_summary(unconfirmed: Sequence[Regression]) -> str:
+    """One line counting the steps not listed, by why ("" when there are none)."""
+    if not unconfirmed:
+        return ""
+    why = {
+        Evidence.UNTESTED: f"with fewer than {MIN_SIDE} commits on a side",
+        Evidence.NOISE: "within the noise of the commits either side",
+        Evidence.BELOW_FLOOR: "below the 1 MiB memory floor",
+    }
+    counts = {e: sum(r.evidence is e for r in unconfirmed) for e in why}
+    parts = ", ".join(f"{n} {why[e]}" for e, n in counts.items() if n)
+    noun = "step" if len(unconfirmed) == 1 else "steps"
+    return (
+        f"Not listed: {len(unconfirmed)} {noun} of asv's fit that the values do not confirm "
+        f"({parts}); 'jaxbench regressions --unconfirmed' lists them."
+    )
