@@ -28,9 +28,10 @@ without a fingerprint form one "unknown" segment.
 
 :func:`scan` runs all of this on a :class:`~jaxbench.store.series_table.SeriesTable`
 (the columns of a whole results directory), with asv's step fit vectorized
-(:mod:`jaxbench.analyse.steps`, bit-identical), fits reused by the digest of
-each segment's values and weights, and the remaining fits spread over
-processes.
+(:mod:`jaxbench.analyse.steps`, bit-identical), segments whose values cannot
+reach their threshold not fitted at all (:func:`cannot_regress`, exact), fits
+reused by the digest of each segment's values and weights, and the remaining
+fits spread over processes.
 
 Thresholds follow ``asv.conf.json``'s ``regressions_thresholds``: regular
 expressions matched (``re.match``) against ``name`` or ``name(p1, p2)``; when
