@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from conftest import PVLIB_MACHINE, PVLIB_RESULTS, AsvResultsWriter, commit_hash
@@ -497,3 +497,99 @@ def test_incremental_scan_equals_cold_scan(
             write(len(levels) + k, level)
             incremental = _scan_answer(writer.root, use_cache=True)
             assert incremental == _scan_answer(writer.root, use_cache=False)
+
+
+# --- the exact pre-screen: series that cannot reach their threshold are not fitted ---
+
+
+def _listing(found: object) -> tuple[object, ...]:
+    from jaxbench.analyse.detect import Scan
+
+    assert isinstance(found, Scan)
+    return (found.regressions, found.machine_changes, found.n_series, dict(found.series_at))
+
+
+@pytest.mark.parametrize("include_fixed", [False, True])
+@pytest.mark.parametrize("quick", [False, True])
+def test_prescreen_changes_nothing_on_pvlib(include_fixed: bool, quick: bool) -> None:
+    from jaxbench.analyse.detect import scan
+    from jaxbench.store.series_table import load_series_table
+
+    table = load_series_table(PVLIB_RESULTS, use_cache=False)
+    screened, _fits = scan(table, include_fixed=include_fixed, quick=quick)
+    full, _fits = scan(table, include_fixed=include_fixed, quick=quick, prescreen=False)
+    assert _listing(screened) == _listing(full)
+    assert screened.regressions  # the documented ones
+    assert screened.screened >= 50  # pvlib's short, quiet series (74 of 129 when written)
+    assert screened.fitted + screened.screened == full.fitted
+
+
+def test_cannot_regress_bounds() -> None:
+    import numpy as np
+
+    from jaxbench.analyse.detect import cannot_regress
+
+    nan = math.nan
+    assert cannot_regress(np.asarray([1.0, 1.05, nan]), 0.05)  # 1.05 <= 1 + 0.05 * 1
+    assert not cannot_regress(np.asarray([1.0, 1.0500001]), 0.05)
+    assert cannot_regress(np.asarray([nan, nan]), 0.05)  # nothing to fit
+    assert cannot_regress(np.asarray([-2.0, -2.0]), 0.0)
+    assert not cannot_regress(np.asarray([-2.0, -1.95]), 0.05)  # below zero: m(1+t) < m
+    assert not cannot_regress(np.asarray([1e308, 1e308]), 0.05)  # (a + b) / 2 could overflow
+    assert not cannot_regress(np.asarray([1.0, math.inf]), 0.05)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    base=st.sampled_from([1e-5, 3.0, 1e3]),
+    steps=st.lists(
+        st.tuples(st.integers(1, 12), st.floats(0.9, 1.12), st.floats(0.0, 0.03)),
+        min_size=1,
+        max_size=4,
+    ),
+    threshold=st.sampled_from([0.0, 0.02, 0.05, 0.1]),
+    failed=st.sets(st.integers(0, 40), max_size=3),
+    include_fixed=st.booleans(),
+    quick=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_prescreen_listing_equals_fitting_everything(
+    base: float,
+    steps: list[tuple[int, float, float]],
+    threshold: float,
+    failed: set[int],
+    include_fixed: bool,
+    quick: bool,
+    seed: int,
+) -> None:
+    """Random histories near the threshold: screened or not, the same listing."""
+    import tempfile
+
+    from jaxbench.analyse.detect import scan
+    from jaxbench.store.series_table import load_series_table
+
+    rng = random.Random(seed)
+    values: list[float] = []
+    for length, level, noise in steps:
+        values += [base * level * (1 + rng.uniform(-noise, noise)) for _ in range(length)]
+    with tempfile.TemporaryDirectory() as tmp:
+        writer = AsvResultsWriter(Path(tmp) / "results")
+        names = [f"w.W.time_{k}" for k in range(3)]
+        for name in names:
+            writer.add_benchmark(name)
+        writer.write_meta()
+        for i, v in enumerate(values):
+            row: dict[str, float | None] = {
+                # the same series, scaled and with one side flattened or mirrored
+                names[0]: None if i in failed else v,
+                names[1]: min(v, base) * 2.0,
+                names[2]: base * 2 - v * 0.5,
+            }
+            writer.write_result(commit_hash(i), i * DAY, row)
+        table = load_series_table(writer.root, use_cache=False)
+        screened, _f = scan(table, threshold=threshold, include_fixed=include_fixed, quick=quick)
+        full, _f = scan(
+            table, threshold=threshold, include_fixed=include_fixed, quick=quick, prescreen=False
+        )
+    event(f"screened {min(screened.screened, 1)}, listed {min(len(screened.regressions), 1)}")
+    assert _listing(screened) == _listing(full)

@@ -28,9 +28,10 @@ without a fingerprint form one "unknown" segment.
 
 :func:`scan` runs all of this on a :class:`~jaxbench.store.series_table.SeriesTable`
 (the columns of a whole results directory), with asv's step fit vectorized
-(:mod:`jaxbench.analyse.steps`, bit-identical), fits reused by the digest of
-each segment's values and weights, and the remaining fits spread over
-processes.
+(:mod:`jaxbench.analyse.steps`, bit-identical), segments whose values cannot
+reach their threshold not fitted at all (:func:`cannot_regress`, exact), fits
+reused by the digest of each segment's values and weights, and the remaining
+fits spread over processes.
 
 Thresholds follow ``asv.conf.json``'s ``regressions_thresholds``: regular
 expressions matched (``re.match``) against ``name`` or ``name(p1, p2)``; when
@@ -72,6 +73,7 @@ __all__ = [
     "MachineChange",
     "Regression",
     "Scan",
+    "cannot_regress",
     "find_regressions",
     "scan",
     "series_regressions",
@@ -368,6 +370,10 @@ class Scan:
     n_series: int
     #: (machine, env_name, commit) -> series with a point at that commit
     series_at: Mapping[tuple[str, str, str], int]
+    #: segments not fitted: their values cannot reach the threshold (see cannot_regress)
+    screened: int = 0
+    #: segments fitted in this scan (neither screened, exact nor found in the cache)
+    fitted: int = 0
 
     @property
     def regressions(self) -> tuple[Regression, ...]:
@@ -414,6 +420,46 @@ def _sides(steps: Sequence[_Step], good_idx: int, bad_idx: int, limit: float) ->
 def _present(values: Any) -> list[float]:
     """The values of a slice of a series that are there (NaN: missing)."""
     return [float(v) for v in values.tolist() if v == v]
+
+
+def cannot_regress(values: Any, threshold: float) -> bool:
+    """True when no step fit of ``values`` can hold a regression at ``threshold``.
+
+    An exact pre-screen: a series (segment) for which this is True is not fitted,
+    and the listing is the same as if it were. Proof:
+
+    1. Every fitted level lies in ``[lo, hi]``, the least and largest of the
+       values (NaN, asv's missing data, left out). asv's levels are
+       ``RangeMedian.mu(l, r)`` (``merge_pieces`` rebuilds every value with it,
+       for the penalty search and ``--quick`` alike): a weighted median, which
+       is one of the values of the segment or ``(a + b) / 2`` of two of them,
+       ``a <= b``; rounding is monotone and ``2a``, ``2b`` are exact, so
+       ``fl(a + b) / 2`` is in ``[a, b]`` unless ``a + b`` overflows (hence
+       the ``1e300`` guard). ``detect_steps`` fits a subset of the values
+       (it also drops points of non-positive weight): still in ``[lo, hi]``.
+    2. ``asv.step_detect.detect_regressions`` lists a step only when
+       ``thresholded_best_v > cur_v + threshold_step``, where ``cur_v`` is a
+       level, ``thresholded_best_v`` is a level (the last one, an earlier
+       ``cur_v``, or a restored earlier value of itself) and ``threshold_step
+       = max(cur_err, best_err, threshold * cur_v) >= fl(threshold * cur_v)``.
+       ``include_fixed`` applies the same function to prefixes of the same steps.
+    3. Floating-point ``x -> fl(x + fl(t * x))`` is non-decreasing for
+       ``t >= 0`` (products, sums and rounding are monotone), so for every
+       level ``cur_v >= lo``: ``cur_v + threshold_step >= fl(lo + fl(t * lo))``,
+       computed here with the same Python float operations as asv. If ``hi``
+       is not above that, no level ``<= hi`` passes the test of 2.
+
+    Deterministic figures (exact kinds) are not step-fitted and not screened.
+    """
+    import numpy as np
+
+    finite = values[~np.isnan(values)]
+    if not len(finite):
+        return True  # nothing to fit: asv's detect_steps returns no step
+    lo, hi = float(finite.min()), float(finite.max())
+    if not (abs(lo) < 1e300 and abs(hi) < 1e300):
+        return False
+    return bool(hi <= lo + threshold * lo)
 
 
 def _fit_many(batch: Sequence[tuple[Any, Any, bool]]) -> list[list[_Step]]:
@@ -464,14 +510,17 @@ def scan(
     include_fixed: bool = False,
     workers: int | None = None,
     quick: bool = False,
+    prescreen: bool = True,
 ) -> tuple[Scan, Fits]:
     """Regressions and machine changes of every series of ``table``, newest first.
 
     The same regressions as :func:`find_regressions` on the same files, with
     ``after`` the fitted level, and each series cut at fingerprint changes.
     ``quick``: asv's fit with its default penalty, not searched for (see
-    :func:`jaxbench.analyse.steps.detect_steps`). Returns the fits used
-    (digest -> steps) for the cache.
+    :func:`jaxbench.analyse.steps.detect_steps`). A segment whose values
+    cannot reach its threshold (:func:`cannot_regress`) is not fitted: the
+    answer is the same; ``prescreen=False`` fits it anyway (tests, benchmarks).
+    Returns the fits used (digest -> steps) for the cache.
     """
     import numpy as np
 
@@ -485,8 +534,9 @@ def scan(
         (f.machine, f.env_name, f.commit): int(series_at_file[i]) for i, f in enumerate(files)
     }
 
-    # (series index, segment start, segment end, exact) and the fits still to do
-    segments: list[tuple[int, int, int, bool, bytes | None]] = []
+    # (series index, segment start, segment end, exact, fit digest, threshold)
+    segments: list[tuple[int, int, int, bool, bytes | None, float]] = []
+    screened = 0
     pending: list[tuple[Any, Any, bool]] = []
     pending_keys: list[bytes] = []
     pending_set: set[bytes] = set()
@@ -497,6 +547,7 @@ def scan(
         if not len(values):
             continue
         exact = kind_of(key.benchmark).exact
+        limit = threshold_for(key, thresholds, EXACT_RELATIVE if exact else threshold)
         fps = file_fp[fidx]
         cuts = [0, *(np.flatnonzero(fps[1:] != fps[:-1]) + 1).tolist(), len(values)]
         for a, b in itertools.pairwise(cuts):
@@ -511,6 +562,9 @@ def scan(
                 )
                 changes[change] = changes.get(change, 0) + 1
             digest = None
+            if not exact and prescreen and cannot_regress(values[a:b], limit):
+                screened += 1
+                continue
             if not exact:
                 digest = _segment_digest(values[a:b], weights[a:b], quick)
                 cached = table.fits.get(digest)
@@ -520,14 +574,14 @@ def scan(
                     pending_set.add(digest)
                     pending_keys.append(digest)
                     pending.append((values[a:b], weights[a:b], quick))
-            segments.append((i, a, b, exact, digest))
+            segments.append((i, a, b, exact, digest, limit))
     for digest, new in zip(pending_keys, _fit_all(pending, workers), strict=True):
         used[digest] = tuple(new)
 
     candidates: list[
         tuple[Regression, list[float], list[float], tuple[list[float], list[float]]]
     ] = []
-    for i, a, b, exact, digest in segments:
+    for i, a, b, exact, digest, limit in segments:
         key = table.keys[i]
         fidx, values, _weights = table.points(i)
         if exact:
@@ -535,15 +589,12 @@ def scan(
                 [None if v != v else float(v) for v in values[a:b].tolist()]
             )
             min_size = 1
-            default = EXACT_RELATIVE
         else:
             assert digest is not None
             fitted = list(used[digest])
             min_size = 2
-            default = threshold
         if not fitted:
             continue
-        limit = threshold_for(key, thresholds, default)
         kind = kind_of(key.benchmark)
         unit = table.units.get(key.benchmark, "")
         for (good_idx, bad_idx, before, best), after, fixed_idx in _found_jumps(
@@ -594,6 +645,8 @@ def scan(
             machine_changes=machine_changes,
             n_series=len(table.keys),
             series_at=series_at,
+            screened=screened,
+            fitted=len(pending),
         ),
         used,
     )
