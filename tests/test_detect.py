@@ -376,7 +376,7 @@ def test_scan_equals_find_regressions_on_pvlib(pvlib_history: History) -> None:
     def ident(r: Regression) -> tuple[object, ...]:
         return (r.key, r.good_commit, r.bad_commit, r.before, r.after, r.best_after, r.fixed_commit)
 
-    assert [ident(r) for r in found.regressions] == [ident(r) for r in old]
+    assert [ident(r) for r in found.steps] == [ident(r) for r in old]
     assert all(r.ratio > 1 and r.after > r.before for r in found.regressions)
     assert found.machine_changes == ()  # no fingerprints: one unknown segment
 
