@@ -17,6 +17,9 @@ method name                         kind       meaning
 ``track_max_abs_error``             ACCURACY   max |result - NumPy reference|
 ``track_tolerance_used``            ACCURACY   max over elements of
                                                |err| / (atol + rtol*|ref|); > 1 fails
+``track_answer_checked``            ACCURACY   1: the answer was checked against
+                                               the reference; 0: declared
+                                               ``Unchecked`` (no reference)
 ``track_work_*``                    WORK       XLA cost/memory analysis and HLO
                                                op counts: exact, deterministic
 ``peakmem_*`` / ``mem_*``           MEMORY     process peak memory (bytes)
@@ -27,7 +30,8 @@ method name                         kind       meaning
 anything else                       OTHER
 ==================================  =========  ====================================
 
-Lower is better for every kind here.
+Lower is better for every kind here, but for ``track_answer_checked``
+(a flag, never a regression: see :mod:`jaxbench.analyse.compare`).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from enum import Enum
 
 __all__ = [
     "ACCURACY_TRACKS",
+    "CHECKED_TRACK",
     "COMPILE_STAGES",
     "COMPILE_TRACKS",
     "REPEAT",
@@ -77,6 +82,9 @@ COMPILE_TRACKS = frozenset(COMPILE_STAGES)
 TOLERANCE_TRACK = "track_tolerance_used"
 #: asv method -> the accuracy figure it reports.
 ACCURACY_TRACKS = {"track_max_abs_error": "max_abs_error", TOLERANCE_TRACK: "tolerance_used"}
+#: 1.0 when the workload's answer was checked against its reference, 0.0 when
+#: it is declared ``Unchecked`` (its accuracy figures are then skipped).
+CHECKED_TRACK = "track_answer_checked"
 #: ``WORK_PREFIX + figure`` for each of XLA's work figures.
 WORK_PREFIX = "track_work_"
 WORK_FIGURES = (
@@ -107,7 +115,7 @@ def kind_of(benchmark: str) -> Kind:
         return Kind.TIME
     if method in COMPILE_TRACKS:
         return Kind.COMPILE
-    if method in ACCURACY_TRACKS:
+    if method in ACCURACY_TRACKS or method == CHECKED_TRACK:
         return Kind.ACCURACY
     if method.startswith(WORK_PREFIX):
         return Kind.WORK
