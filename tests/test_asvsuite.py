@@ -199,16 +199,17 @@ def test_an_unchecked_workload_is_timed_and_its_accuracy_skipped_as_unchecked(
     assert _run_figure(bench_dir, "UnsureFigures.track_work_flops") > 0
     with pytest.raises(SkipNotImplemented, match="predict is unchecked: a sampler"):
         _run_figure(bench_dir, "UnsureFigures.track_max_abs_error")
-    # recorded explicitly in asv's results: 0 unchecked, 1 checked (a wrong answer too)
-    assert _run_figure(bench_dir, "UnsureFigures.track_answer_checked") == 0.0
-    assert _run_figure(bench_dir, "GoodFigures.track_answer_checked") == 1.0
-    assert _run_figure(bench_dir, "StaleFigures.track_answer_checked") == 1.0
-    assert _load(bench_dir, "UnsureFigures.track_answer_checked").unit == "checked"
+    # recorded explicitly in asv's results: 1 unchecked, 0 checked (a wrong answer too)
+    assert _run_figure(bench_dir, "UnsureFigures.track_answer_unchecked") == 1.0
+    assert _run_figure(bench_dir, "GoodFigures.track_answer_unchecked") == 0.0
+    assert _run_figure(bench_dir, "StaleFigures.track_answer_unchecked") == 0.0
+    assert _load(bench_dir, "UnsureFigures.track_answer_unchecked").unit == "unchecked"
     # and the reason beside the results, for the analysing half (no jax there)
     (note,) = checks.read_unchecked(tmp_path)
     assert note == checks.UncheckedNote(
         "box", "abcdef01", "existing-py", "bad_suites.UnsureFigures", (), "a sampler"
     )
+    assert not list(tmp_path.rglob("*.json"))  # asv would load (and warn about) any *.json
 
 
 def test_a_golden_file_that_no_longer_matches_fails_naming_the_leaf(bench_dir: Path) -> None:
@@ -251,7 +252,7 @@ def test_every_figure_method_is_named_by_kinds_and_has_a_kind() -> None:
     expected = (
         set(kinds.COMPILE_STAGES)
         | set(kinds.ACCURACY_TRACKS)
-        | {kinds.CHECKED_TRACK}
+        | {kinds.UNCHECKED_TRACK}
         | {kinds.WORK_PREFIX + f for f in kinds.WORK_FIGURES}
         | set(kinds.WORKLOAD_MEMORY_TRACKS)
     )

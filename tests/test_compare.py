@@ -562,7 +562,7 @@ NOISE = "programs.NoiseFigures"
 NOISE_TRACKS = {
     f"{NOISE}.track_max_abs_error": "abs error",
     f"{NOISE}.track_tolerance_used": "fraction of tolerance",
-    f"{NOISE}.track_answer_checked": "checked",
+    f"{NOISE}.track_answer_unchecked": "unchecked",
 }
 
 
@@ -576,8 +576,8 @@ def _write_unchecked(writer: AsvResultsWriter, base_checked: bool) -> Path:
     checked = {f"{NOISE}.track_max_abs_error": 1e-7, f"{NOISE}.track_tolerance_used": 0.1}
     unchecked = {f"{NOISE}.track_max_abs_error": nan, f"{NOISE}.track_tolerance_used": nan}
     base = {**(checked if base_checked else unchecked)}
-    base[f"{NOISE}.track_answer_checked"] = 1.0 if base_checked else 0.0
-    head = {**unchecked, f"{NOISE}.track_answer_checked": 0.0}
+    base[f"{NOISE}.track_answer_unchecked"] = 0.0 if base_checked else 1.0
+    head = {**unchecked, f"{NOISE}.track_answer_unchecked": 1.0}
     writer.write_result(BASE, 1_000, base, single=frozenset(base))
     writer.write_result(HEAD, 2_000, head, single=frozenset(head))
     environ = {
@@ -603,7 +603,7 @@ def test_an_unchecked_workload_is_shown_unchecked_with_its_reason_not_skipped(
     assert doc["summary"].startswith("3 unchecked")
     for name in ("track_max_abs_error", "track_tolerance_used"):
         assert rows[name]["reason"] == "unchecked: random bits have no twin"
-    flag = rows["track_answer_checked"]["reason"]
+    flag = rows["track_answer_unchecked"]["reason"]
     if base_checked:
         assert flag.startswith("checked at base, unchecked at head: the workload's reference")
     else:

@@ -357,7 +357,7 @@ def test_kind_sections_cover_every_kind() -> None:
 def test_unchecked_workloads_are_listed_with_their_reason_from_real_results(
     tmp_path: Path,
 ) -> None:
-    """Real asv results: the newest ``track_answer_checked`` of each workload, and
+    """Real asv results: the newest ``track_answer_unchecked`` of each workload, and
     the reason its run kept beside them (``store/checks``), on the regressions page."""
     from conftest import AsvResultsWriter, commit_hash
     from jaxbench.store import checks
@@ -366,13 +366,13 @@ def test_unchecked_workloads_are_listed_with_their_reason_from_real_results(
     writer = AsvResultsWriter(tmp_path / "results", machine="box")
     noise, train = "programs.NoiseFigures", "programs.TrainStepFigures"
     for cls in (noise, train):
-        writer.add_benchmark(f"{cls}.track_answer_checked", params=[["256"]], unit="checked")
+        writer.add_benchmark(f"{cls}.track_answer_unchecked", params=[["256"]], unit="unchecked")
     writer.write_meta()
     first, newest = commit_hash(1), commit_hash(2)
-    track = ".track_answer_checked"
+    track = ".track_answer_unchecked"
     # Noise turned unchecked at the newest commit; TrainStep is checked there
-    writer.write_result(first, 1_000, {noise + track: 1.0, train + track: 0.0})
-    writer.write_result(newest, 2_000, {noise + track: 0.0, train + track: 1.0})
+    writer.write_result(first, 1_000, {noise + track: 0.0, train + track: 1.0})
+    writer.write_result(newest, 2_000, {noise + track: 1.0, train + track: 0.0})
     for commit, cls, reason in ((first, train, "old"), (newest, noise, HOSTILE)):
         environ = {
             "JAXBENCH_COMMIT": commit,

@@ -21,7 +21,7 @@ COMPILE    measured in fresh processes side by side (``jaxbench first-call``
 WORK       exact: any relative change beyond 1e-9 is "work changed"
 ACCURACY   ``track_tolerance_used`` > 1 at head but not at base is a
            correctness regression; ``track_max_abs_error`` changes are shown;
-           ``track_answer_checked`` 0 (declared ``Unchecked``) is UNCHECKED
+           ``track_answer_unchecked`` 1 (declared ``Unchecked``) is UNCHECKED
 MEMORY     one value a side: "changed (not tested)" beyond 1.10
 OTHER      one value a side: "changed (not tested)" beyond the time factor
 =========  ===============================================================
@@ -40,7 +40,7 @@ e.g. its NumPy reference check failed) is FAILED whatever its kind. A
 benchmark that asv *skipped* (NaN: setup raised ``NotImplementedError``, e.g.
 a sharded workload on a machine with too few devices) on either side is
 SKIPPED, never FAILED, unless it skipped at base and failed at head. A
-workload declared ``Unchecked(reason)`` records ``track_answer_checked = 0``;
+workload declared ``Unchecked(reason)`` records ``track_answer_unchecked = 1``;
 at head its accuracy rows (which asv skipped) and that flag are UNCHECKED, not
 SKIPPED, with the reason from :mod:`jaxbench.store.checks` where the run kept
 it. Losing a check (1 at base, 0 at head) is UNCHECKED too, and says so. Rows are
@@ -55,7 +55,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from jaxbench.analyse.kinds import CHECKED_TRACK, REPEAT, TOLERANCE_TRACK, Kind, kind_of
+from jaxbench.analyse.kinds import REPEAT, TOLERANCE_TRACK, UNCHECKED_TRACK, Kind, kind_of
 from jaxbench.analyse.stats import (
     DEFAULT_ALPHA,
     DEFAULT_FACTOR,
@@ -290,17 +290,17 @@ def _compare_tolerance(base: float, head: float) -> Comparison:
     return Comparison(base, head, ratio, None, Verdict.UNCHANGED, "within tolerance")
 
 
-def _compare_checked(base: float, head: float) -> Comparison:
-    """``track_answer_checked``: 1 checked against the reference, 0 declared unchecked."""
-    if base and head:
+def _compare_unchecked_flag(base: float, head: float) -> Comparison:
+    """``track_answer_unchecked``: 1 declared unchecked, 0 checked against the reference."""
+    if not base and not head:
         return Comparison(
             base, head, None, None, Verdict.UNCHANGED, "checked against the reference"
         )
-    if head:
+    if base and not head:
         return Comparison(
             base, head, None, None, Verdict.CHANGED, "now checked against a reference"
         )
-    if base:
+    if not base:
         return Comparison(
             base,
             head,
@@ -325,8 +325,8 @@ def _compare_values(base: Point, head: Point, kind: Kind, settings: Settings) ->
     if kind is Kind.WORK:
         return compare_exact(b_value, h_value)
     if kind is Kind.ACCURACY:
-        if base.key.benchmark.rsplit(".", 1)[-1] == CHECKED_TRACK:
-            return _compare_checked(b_value, h_value)
+        if base.key.benchmark.rsplit(".", 1)[-1] == UNCHECKED_TRACK:
+            return _compare_unchecked_flag(b_value, h_value)
         if base.key.benchmark.rsplit(".", 1)[-1] == TOLERANCE_TRACK:
             return _compare_tolerance(b_value, h_value)
         exact = compare_exact(b_value, h_value)
@@ -411,7 +411,7 @@ def _unchecked(
     declared = {
         (p.key.benchmark.rsplit(".", 1)[0], p.key.params, p.key.env_name): p
         for p in head
-        if p.key.benchmark.rsplit(".", 1)[-1] == CHECKED_TRACK and p.value == 0.0
+        if p.key.benchmark.rsplit(".", 1)[-1] == UNCHECKED_TRACK and p.value == 1.0
     }
     out: list[Row] = []
     for row in rows:

@@ -59,9 +59,9 @@ import jax  # pre-imported by asv's forkserver; see the module docstring
 
 from jaxbench.analyse.kinds import (
     ACCURACY_TRACKS,
-    CHECKED_TRACK,
     COMPILE_STAGES,
     REPEAT,
+    UNCHECKED_TRACK,
     WORK_FIGURES,
     WORK_PREFIX,
     WORKLOAD_MEMORY_TRACKS,
@@ -400,9 +400,9 @@ def jax_suite(
                 raise _wrong_answer(self._figures.failure)
             return self._figures.accuracy[figure]
 
-        def _checked(self) -> float:
-            # 0: declared Unchecked (no reference); 1: checked, right or wrong
-            return 0.0 if self._figures.unchecked else 1.0
+        def _unchecked(self) -> float:
+            # 1: declared Unchecked (no reference); 0: checked, right or wrong
+            return 1.0 if self._figures.unchecked else 0.0
 
         def _work(self, figure: str) -> float:
             value = self._figures.work.get(figure)
@@ -438,7 +438,7 @@ def _track_methods(cls: type, suite: str) -> None:
     methods: dict[str, Callable[..., float]] = {}
     methods.update({m: first(stage) for m, stage in COMPILE_STAGES.items()})
     methods.update({m: accuracy(figure) for m, figure in ACCURACY_TRACKS.items()})
-    methods[CHECKED_TRACK] = lambda self, _c, *p: self._checked()
+    methods[UNCHECKED_TRACK] = lambda self, _c, *p: self._unchecked()
     methods.update({f"{WORK_PREFIX}{figure}": work(figure) for figure in WORK_FIGURES})
     methods.update({m: memory(figure) for m, figure in WORKLOAD_MEMORY_TRACKS.items()})
     for method_name, method in methods.items():
@@ -457,7 +457,7 @@ _UNITS = {
     "seconds": "seconds",
     "max_abs_error": "abs error",
     "tolerance_used": "fraction of tolerance",
-    "checked": "checked",
+    "unchecked": "unchecked",
     "flops": "flops",
     "transcendentals": "ops",
     "bytes_accessed": "bytes",

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 from jaxbench.analyse.detect import MachineChange, Regression
 from jaxbench.analyse.events import Event
-from jaxbench.analyse.kinds import CHECKED_TRACK, TOLERANCE_TRACK, Kind
+from jaxbench.analyse.kinds import TOLERANCE_TRACK, UNCHECKED_TRACK, Kind
 from jaxbench.errors import UsageError
 from jaxbench.render import links
 from jaxbench.render.units import format_ratio, format_value
@@ -492,7 +492,7 @@ def _unchecked_section(
     """Workloads declared ``Unchecked(reason)``: timed, never compared with a reference."""
     rows = []
     for u in unchecked:
-        track = f"{u.benchmark}.{CHECKED_TRACK}"
+        track = f"{u.benchmark}.{UNCHECKED_TRACK}"
         names = param_names.get(track, ())
         url = links.graph_url(
             "../index.html",
@@ -534,7 +534,7 @@ def _unchecked_section(
         f'<section id="unchecked"><h2>Unchecked workloads <span class="count">{len(rows)}'
         '</span></h2><p class="explain">Declared with Unchecked(reason): no reference, '
         "so their times and work are recorded but their answers are never checked "
-        f"({CHECKED_TRACK} is 0 at the newest commit; their accuracy figures are absent "
+        f"({UNCHECKED_TRACK} is 1 at the newest commit; their accuracy figures are absent "
         f"by declaration, not skipped).</p>{body}</section>"
     )
 

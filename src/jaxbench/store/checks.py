@@ -1,16 +1,18 @@
 """Why a workload's answer is not checked: one note per benchmark, beside asv's results.
 
 asv's result files hold numbers only. A workload declared with
-``Unchecked(reason)`` records ``track_answer_checked = 0`` there (a
+``Unchecked(reason)`` records ``track_answer_unchecked = 1`` there (a
 per-commit figure, in asv's own results and graphs); its reason is kept
 here, written by the figures process of the same asv run, so that
 ``jaxbench publish`` and ``jaxbench compare`` can show it without jax::
 
-    <results_dir>/<machine>/checks/<commit8>-<env_name>/<slug>-<key>.unchecked.json
+    <results_dir>/<machine>/checks/<commit8>-<env_name>/<slug>-<key>.unchecked
 
-holding ``{"benchmark": ..., "params": [...], "reason": ...}`` (``benchmark``
-is the figures class, e.g. ``programs.NoiseFigures``). The run folder is
-named as the HLO store's (:mod:`jaxbench.store.hlo_store`); asv ignores it.
+holding the JSON ``{"benchmark": ..., "params": [...], "reason": ...}``
+(``benchmark`` is the figures class, e.g. ``programs.NoiseFigures``). The run
+folder is named as the HLO store's (:mod:`jaxbench.store.hlo_store`). Not
+``*.json``: asv walks the whole results directory and would try to load, and
+warn about, every ``*.json`` file there.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from jaxbench.analyse.kinds import CHECKED_TRACK
+from jaxbench.analyse.kinds import UNCHECKED_TRACK
 from jaxbench.errors import ResultsError
 from jaxbench.store.fsio import write_text_atomic
 from jaxbench.store.hlo_store import env_folder_part, run_dir_from_environ, stored_file_name
@@ -38,7 +40,7 @@ __all__ = [
 
 #: The folder under ``<results_dir>/<machine>/`` that holds the notes.
 CHECKS_FOLDER = "checks"
-_SUFFIX = ".unchecked.json"
+_SUFFIX = ".unchecked"
 
 
 @dataclass(frozen=True)
@@ -129,7 +131,7 @@ def find_note(
 
 @dataclass(frozen=True)
 class UncheckedWorkload:
-    """A workload whose newest result says unchecked (``track_answer_checked`` 0)."""
+    """A workload whose newest result says unchecked (``track_answer_unchecked`` 1)."""
 
     machine: str
     env_name: str
@@ -144,12 +146,12 @@ class UncheckedWorkload:
 def unchecked_workloads(
     table: SeriesTable, notes: tuple[UncheckedNote, ...]
 ) -> tuple[UncheckedWorkload, ...]:
-    """Every workload unchecked at the newest commit of its ``track_answer_checked``
+    """Every workload unchecked at the newest commit of its ``track_answer_unchecked``
     series (one per machine, environment and parameters), sorted by name."""
     newest: dict[tuple[str, str, str, tuple[str, ...]], tuple[int, str, float]] = {}
     for i, key in enumerate(table.keys):
         cls, _, method = key.benchmark.rpartition(".")
-        if method != CHECKED_TRACK:
+        if method != UNCHECKED_TRACK:
             continue
         files, values, _ = table.points(i)
         if not len(files):
@@ -161,7 +163,7 @@ def unchecked_workloads(
             newest[where] = at
     found = []
     for (machine, env_name, cls, params), (date, commit, value) in sorted(newest.items()):
-        if value != 0.0:
+        if value != 1.0:
             continue
         note = find_note(
             notes, machine=machine, commit=commit, env_name=env_name, benchmark=cls, params=params
