@@ -32,7 +32,13 @@ for each real program of ``benchmarks/programs.py``: its ``time_warm``
 against a bare synchronized loop of the same call (``bench/bare_worker.py``
 with ``BARE_WORKLOAD``: ``jax.jit`` with the workload's static and donated
 arguments, the training step's state threaded the same way, each call
-ending in ``jax.block_until_ready``). ``--only-programs`` runs only that.
+ending in ``jax.block_until_ready``). ``--only-programs`` runs only that;
+``--program NAME`` only the programs whose benchmark name contains NAME.
+Diagnostics (``--harness``): in place of the suite, ``harness`` is
+jaxbench's own call path without asv (``protocol.prepare``, then
+``block(call())``), ``harnessbare`` jaxbench's ``prepare`` followed by the
+bare loop's own threading: suite / harness / harnessbare tell asv's layers,
+the harness's call path and the process's state apart.
 
 Run: ``.venv/bin/python bench/bench_fidelity.py [--trials 3]``.
 Absolute times depend on the machine; the ratios are the result.
