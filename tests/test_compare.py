@@ -612,3 +612,7 @@ def test_an_unchecked_workload_is_shown_unchecked_with_its_reason_not_skipped(
     text = capsys.readouterr().out
     assert "unchecked" in text
     assert "skipped" not in text
+    assert _compare(root, "--format", "markdown") == 0  # the pull-request review
+    review = capsys.readouterr().out
+    assert "3 unchecked" in review
+    assert "skipped" not in review

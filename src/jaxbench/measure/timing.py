@@ -363,9 +363,7 @@ class Caller:
 
     def __call__(self) -> Any:
         # The hot path of every timed call: no more Python than a user's own
-        # loop. Threading the same state in one process, the earlier path
-        # (as_args on every call, the output dropped at once) read 1.03-1.04x
-        # a bare loop on the training step; this one 1.01-1.02x (README).
+        # loop (bench/bench_carry_path.py measures it against one, in-process).
         args = self.args
         output = self.fn(*args.args, **args.kwargs)
         # As in a user's loop (``params, state, loss = step(...)``), the
