@@ -43,7 +43,7 @@ SKIPPED, never FAILED, unless it skipped at base and failed at head. A
 workload declared ``Unchecked(reason)`` records ``track_answer_unchecked = 1``;
 at head its accuracy rows (which asv skipped) and that flag are UNCHECKED, not
 SKIPPED, with the reason from :mod:`jaxbench.store.checks` where the run kept
-it. Losing a check (1 at base, 0 at head) is UNCHECKED too, and says so. Rows are
+it. Losing a check (0 at base, 1 at head) is UNCHECKED too, and says so. Rows are
 independent, so a speedup never hides a correctness regression of the same
 workload; such a speedup is also marked in its reason.
 """
