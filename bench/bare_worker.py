@@ -16,6 +16,9 @@ written bare: its seeded inputs ``jax.device_put``, ``jax.jit`` with its
 static and donated arguments, and for a training step the state threaded
 into the next call as ``carry`` says, each call ending in
 ``jax.block_until_ready`` on the whole output. No jaxbench harness code runs.
+When DIR is named ``...harness``, the loop is instead jaxbench's own path
+without asv (``protocol.prepare`` and ``block(call())``), a diagnostic that
+tells asv's per-call layers from the harness's.
 """
 
 from __future__ import annotations
@@ -44,7 +47,13 @@ def main(argv: list[str]) -> int:
         request = json.loads(line)
         op = request["op"]
         if op == "load" and os.environ.get("BARE_WORKLOAD"):
-            call = _workload_call(os.environ["BARE_WORKLOAD"], os.environ["BARE_BENCHMARKS"])
+            spec, benchmarks = os.environ["BARE_WORKLOAD"], os.environ["BARE_BENCHMARKS"]
+            if argv[1].rstrip("/").endswith("harness"):
+                call = _harness_call(spec, benchmarks)
+            elif argv[1].rstrip("/").endswith("harnessbare"):
+                call = _harness_call(spec, benchmarks, bare_loop=True)
+            else:
+                call = _workload_call(spec, benchmarks)
             end = time.perf_counter() + 0.1
             while time.perf_counter() < end:
                 call()
@@ -134,6 +143,54 @@ def _workload_call(spec: str, benchmarks: str) -> Any:
         elapsed = time.perf_counter() - start
         state["args"] = args
         return elapsed / NUMBER
+
+    for _ in range(20):
+        call()
+    return call
+
+
+def _harness_call(spec: str, benchmarks: str, bare_loop: bool = False) -> Any:
+    """jaxbench's call path without asv: ``prepare``, then ``block(call())``.
+
+    ``bare_loop``: after ``prepare``, the bare loop's own threading of the
+    prepared function and state (tells the process's state from the call path).
+    """
+    import importlib
+
+    import jax
+
+    from jaxbench.measure import protocol
+
+    sys.path.insert(0, benchmarks)
+    module, factory = spec.split(":")
+    prepared = protocol.prepare(getattr(importlib.import_module(module), factory)())
+    step, block = prepared.call, prepared.block
+    if bare_loop:
+        carry: Any = step.carry  # called with the bare loop's own args holder
+        f, state = step.fn, {"args": tuple(step.args.args)}
+        kwargs = dict(step.args.kwargs)
+
+        def loop() -> float:
+            args = state["args"]
+            start = time.perf_counter()
+            for _ in range(NUMBER):
+                out = f(*args, **kwargs)
+                if carry is not None:
+                    args = tuple(carry(_Args(args, kwargs), out))
+                jax.block_until_ready(out)
+            elapsed = time.perf_counter() - start
+            state["args"] = args
+            return elapsed / NUMBER
+
+        for _ in range(20):
+            loop()
+        return loop
+
+    def call() -> float:
+        start = time.perf_counter()
+        for _ in range(NUMBER):
+            block(step())
+        return (time.perf_counter() - start) / NUMBER
 
     for _ in range(20):
         call()

@@ -32,7 +32,13 @@ for each real program of ``benchmarks/programs.py``: its ``time_warm``
 against a bare synchronized loop of the same call (``bench/bare_worker.py``
 with ``BARE_WORKLOAD``: ``jax.jit`` with the workload's static and donated
 arguments, the training step's state threaded the same way, each call
-ending in ``jax.block_until_ready``). ``--only-programs`` runs only that.
+ending in ``jax.block_until_ready``). ``--only-programs`` runs only that;
+``--program NAME`` only the programs whose benchmark name contains NAME.
+Diagnostics (``--harness``): in place of the suite, ``harness`` is
+jaxbench's own call path without asv (``protocol.prepare``, then
+``block(call())``), ``harnessbare`` jaxbench's ``prepare`` followed by the
+bare loop's own threading: suite / harness / harnessbare tell asv's layers,
+the harness's call path and the process's state apart.
 
 Run: ``.venv/bin/python bench/bench_fidelity.py [--trials 3]``.
 Absolute times depend on the machine; the ratios are the result.
@@ -214,8 +220,16 @@ PROGRAMS = (
 )
 
 
-def programs_side_by_side(tmp: Path, rounds: int, per_round: int = 50) -> None:
-    """Each real program's time_warm against a bare loop of the same call, in lockstep."""
+def programs_side_by_side(
+    tmp: Path, rounds: int, per_round: int = 50, only: str = "", harness: str = ""
+) -> None:
+    """Each real program's time_warm against a bare loop of the same call, in lockstep.
+
+    ``only``: the programs whose benchmark name contains it. ``harness``: in
+    place of the suite, a diagnostic (``bench/bare_worker.py``): ``harness``,
+    jaxbench's own call path without asv; ``harnessbare``, jaxbench's
+    ``prepare`` followed by the bare loop's threading.
+    """
     import math
 
     from jaxbench.analyse.stats import paired_round_estimates
@@ -231,10 +245,17 @@ def programs_side_by_side(tmp: Path, rounds: int, per_round: int = 50) -> None:
     print("| benchmark | suite time_warm | bare loop | paired ratio suite / bare | rounds (log) |")
     print("|---|---|---|---|---|")
     for name, factory in PROGRAMS:
+        if only not in name:
+            continue
         os.environ["BARE_WORKLOAD"] = factory
         os.environ["BARE_BENCHMARKS"] = str(ROOT / "benchmarks")
         bare_side = Side("bare", sys.executable, tmp / "bare-jax", worker=worker)
-        bare, other = run_lockstep(bare_side, suite, name, 0, rounds=rounds, per_round=per_round)
+        other_side = suite
+        if harness:
+            other_side = Side(harness, sys.executable, tmp / f"bare-{harness}", worker=worker)
+        bare, other = run_lockstep(
+            bare_side, other_side, name, 0, rounds=rounds, per_round=per_round
+        )
         if not (bare.samples and other.samples):
             raise SystemExit(f"{name}: {other.failure or other.skip or bare.failure}")
         estimates = paired_round_estimates(bare.samples, other.samples, per_round)
@@ -257,6 +278,16 @@ def main() -> int:
     parser.add_argument("--programs-rounds", type=int, default=6)
     parser.add_argument(
         "--only-programs", action="store_true", help="only the real programs, side by side"
+    )
+    parser.add_argument(
+        "--program", default="", help="only the programs whose benchmark name contains this"
+    )
+    parser.add_argument(
+        "--harness",
+        choices=("harness", "harnessbare"),
+        default="",
+        help="programs, diagnostic: in place of the suite, jaxbench's call path without asv "
+        "(harness), or jaxbench's prepare and then the bare loop (harnessbare)",
     )
     args = parser.parse_args()
 
@@ -281,7 +312,9 @@ def main() -> int:
         plain_conf = asv_conf(tmp / "plainrun", plain_dir)
 
         if args.programs_rounds:
-            programs_side_by_side(tmp, args.programs_rounds)
+            programs_side_by_side(
+                tmp, args.programs_rounds, only=args.program, harness=args.harness
+            )
         if args.only_programs:
             return 0
         side_by_side(plain_dir, args.side_by_side_rounds)

@@ -184,14 +184,32 @@ def test_timeouts_are_read_by_asv_runner(bench_dir: Path) -> None:
 
 
 def test_an_unchecked_workload_is_timed_and_its_accuracy_skipped_as_unchecked(
-    bench_dir: Path,
+    bench_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from asv_runner.benchmarks.mark import SkipNotImplemented
 
+    from jaxbench.store import checks
+
+    # inside an asv run (``--python=same``): where the figures process keeps the reason
+    monkeypatch.setenv("JAXBENCH_COMMIT", "abcdef0123456789")
+    monkeypatch.setenv("JAXBENCH_ENV_NAME", "existing-py")
+    monkeypatch.setenv("JAXBENCH_MACHINE", "box")
+    monkeypatch.setenv("JAXBENCH_RESULTS_DIR", str(tmp_path))
     assert len(_run_timed(bench_dir, "Unsure.time_warm")["samples"]) >= 2
     assert _run_figure(bench_dir, "UnsureFigures.track_work_flops") > 0
     with pytest.raises(SkipNotImplemented, match="predict is unchecked: a sampler"):
         _run_figure(bench_dir, "UnsureFigures.track_max_abs_error")
+    # recorded explicitly in asv's results: 1 unchecked, 0 checked (a wrong answer too)
+    assert _run_figure(bench_dir, "UnsureFigures.track_answer_unchecked") == 1.0
+    assert _run_figure(bench_dir, "GoodFigures.track_answer_unchecked") == 0.0
+    assert _run_figure(bench_dir, "StaleFigures.track_answer_unchecked") == 0.0
+    assert _load(bench_dir, "UnsureFigures.track_answer_unchecked").unit == "unchecked"
+    # and the reason beside the results, for the analysing half (no jax there)
+    (note,) = checks.read_unchecked(tmp_path)
+    assert note == checks.UncheckedNote(
+        "box", "abcdef01", "existing-py", "bad_suites.UnsureFigures", (), "a sampler"
+    )
+    assert not list(tmp_path.rglob("*.json"))  # asv would load (and warn about) any *.json
 
 
 def test_a_golden_file_that_no_longer_matches_fails_naming_the_leaf(bench_dir: Path) -> None:
@@ -234,6 +252,7 @@ def test_every_figure_method_is_named_by_kinds_and_has_a_kind() -> None:
     expected = (
         set(kinds.COMPILE_STAGES)
         | set(kinds.ACCURACY_TRACKS)
+        | {kinds.UNCHECKED_TRACK}
         | {kinds.WORK_PREFIX + f for f in kinds.WORK_FIGURES}
         | set(kinds.WORKLOAD_MEMORY_TRACKS)
     )

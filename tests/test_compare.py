@@ -554,3 +554,65 @@ def test_text_output_shows_units_spread_and_one_ratio_precision(
     assert " 1.00x " in same
     first = next(line for line in lines if "track_first_call_seconds('64')" in line)
     assert "500 ms" in first  # one value a side: no spread to show
+
+
+# -- a workload declared Unchecked(reason) ------------------------------------------
+
+NOISE = "programs.NoiseFigures"
+NOISE_TRACKS = {
+    f"{NOISE}.track_max_abs_error": "abs error",
+    f"{NOISE}.track_tolerance_used": "fraction of tolerance",
+    f"{NOISE}.track_answer_unchecked": "unchecked",
+}
+
+
+def _write_unchecked(writer: AsvResultsWriter, base_checked: bool) -> Path:
+    from jaxbench.store import checks
+
+    for name, unit in NOISE_TRACKS.items():
+        writer.add_benchmark(name, params=[["256"]], unit=unit)
+    writer.write_meta()
+    nan = float("nan")  # asv's "skipped"
+    checked = {f"{NOISE}.track_max_abs_error": 1e-7, f"{NOISE}.track_tolerance_used": 0.1}
+    unchecked = {f"{NOISE}.track_max_abs_error": nan, f"{NOISE}.track_tolerance_used": nan}
+    base = {**(checked if base_checked else unchecked)}
+    base[f"{NOISE}.track_answer_unchecked"] = 0.0 if base_checked else 1.0
+    head = {**unchecked, f"{NOISE}.track_answer_unchecked": 1.0}
+    writer.write_result(BASE, 1_000, base, single=frozenset(base))
+    writer.write_result(HEAD, 2_000, head, single=frozenset(head))
+    environ = {
+        "JAXBENCH_COMMIT": HEAD,
+        "JAXBENCH_ENV_NAME": "virtualenv-py3.11",
+        "JAXBENCH_MACHINE": "m1",
+        "JAXBENCH_RESULTS_DIR": str(writer.root),
+    }
+    checks.save_unchecked(NOISE, ("256",), "random bits have no twin", environ=environ)
+    return writer.root
+
+
+@pytest.mark.parametrize("base_checked", [False, True])
+def test_an_unchecked_workload_is_shown_unchecked_with_its_reason_not_skipped(
+    asv_writer: AsvResultsWriter, capsys: pytest.CaptureFixture[str], base_checked: bool
+) -> None:
+    root = _write_unchecked(asv_writer, base_checked)
+    status, doc = _json(root, capsys)
+    assert status == 0  # declared, not a failure
+    rows = {r["benchmark"].rsplit(".", 1)[-1]: r for r in doc["rows"]}
+    assert {r["verdict"] for r in rows.values()} == {"unchecked"}
+    assert "skipped" not in doc["summary"]
+    assert doc["summary"].startswith("3 unchecked")
+    for name in ("track_max_abs_error", "track_tolerance_used"):
+        assert rows[name]["reason"] == "unchecked: random bits have no twin"
+    flag = rows["track_answer_unchecked"]["reason"]
+    if base_checked:
+        assert flag.startswith("checked at base, unchecked at head: the workload's reference")
+    else:
+        assert flag == "unchecked at base and head; random bits have no twin"
+    assert _compare(root, "--format", "text") == 0
+    text = capsys.readouterr().out
+    assert "unchecked" in text
+    assert "skipped" not in text
+    assert _compare(root, "--format", "markdown") == 0  # the pull-request review
+    review = capsys.readouterr().out
+    assert "3 unchecked" in review
+    assert "skipped" not in review

@@ -39,7 +39,7 @@ FIRST_CALL = [
     "track_compile_seconds",
     "track_first_execute_seconds",
 ]
-ACCURACY = ["track_max_abs_error", "track_tolerance_used"]
+ACCURACY = ["track_max_abs_error", "track_tolerance_used", "track_answer_unchecked"]
 WORK = [
     "track_work_flops",
     "track_work_transcendentals",
@@ -65,6 +65,7 @@ UNITS = {
     "peakmem_call": "bytes",
     "track_max_abs_error": "abs error",
     "track_tolerance_used": "fraction of tolerance",
+    "track_answer_unchecked": "unchecked",
     "track_work_flops": "flops",
     "track_work_transcendentals": "ops",
     "track_work_hlo_ops": "ops",
@@ -143,6 +144,7 @@ def test_c1_has_every_benchmark_with_units_and_samples(run: E2eRun) -> None:
             assert math.isnan(value)
             continue
         assert math.isfinite(value), (name, value)
+    assert run.value(0, f"{FIGURES}.track_answer_unchecked") == 0.0  # checked against NumPy
     assert run.value(0, f"{PREDICT}.time_warm") > 0  # type: ignore[operator]
     assert run.value(0, f"{PREDICT}.peakmem_call") > 1e6  # type: ignore[operator]
     # the workload's own rise is far below the whole process's peak

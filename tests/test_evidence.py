@@ -22,6 +22,7 @@ DAY = 86_400_000
 COMPILE = "w.W.track_compile_seconds"
 RSS = "w.W.track_workload_peak_rss_bytes"
 FLOPS = "w.W.track_work_flops"
+UNCHECKED = "w.W.track_answer_unchecked"
 
 
 def _scan(root: Path) -> Scan:
@@ -92,7 +93,7 @@ def test_judge_by_kind_and_holm_over_the_scan() -> None:
     mixed = [lows[i // 2] if i % 2 else highs[i // 2] for i in range(20)]
     judged = judge(
         [
-            (_reg(Kind.WORK, 1.0, 2.0), [1.0], [2.0], ([1.0], [2.0])),
+            (_reg(Kind.WORK, 1.0, 2.0, FLOPS), [1.0], [2.0], ([1.0], [2.0])),
             (_reg(Kind.MEMORY, 0.0, 24 * 1024.0), [0.0] * 5, [24 * 1024.0] * 5, ([0.0], [1.0])),
             (_reg(Kind.COMPILE, 1.0, 2.0), [1.0] * 3, [2.0] * 5, ([1.0] * 3, [2.0] * 5)),
             (_reg(Kind.COMPILE, 1.0, 2.0), lows, highs, (lows, highs)),
@@ -153,6 +154,7 @@ def test_a_real_compile_step_in_a_long_history_is_confirmed_at_its_commit(
             COMPILE: (1.0 if i < 12 else 2.0) * 0.05 * math.exp(rng.gauss(0, 0.03)),
             RSS: (0.0 if i < 12 else 24 * 1024.0),
             FLOPS: 100.0 if i < 16 else 200.0,
+            UNCHECKED: 0.0 if i < 22 else 1.0,  # the check dropped 2 commits ago
         }
         for i in range(24)
     ]
@@ -162,6 +164,7 @@ def test_a_real_compile_step_in_a_long_history_is_confirmed_at_its_commit(
     assert listed == {
         (COMPILE, commit_hash(12), Evidence.CONFIRMED),
         (FLOPS, commit_hash(16), Evidence.EXACT),
+        (UNCHECKED, commit_hash(22), Evidence.EXACT),
     }
     ((rss),) = found.unconfirmed
     assert (rss.key.benchmark, rss.evidence) == (RSS, Evidence.BELOW_FLOOR)

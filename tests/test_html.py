@@ -366,3 +366,56 @@ def test_unknown_cdn_file_is_an_error_naming_it() -> None:
 
 def test_kind_sections_cover_every_kind() -> None:
     assert {section.kind for section in html.KIND_SECTIONS} == set(Kind)
+
+
+def test_unchecked_workloads_are_listed_with_their_reason_from_real_results(
+    tmp_path: Path,
+) -> None:
+    """Real asv results: the newest ``track_answer_unchecked`` of each workload, and
+    the reason its run kept beside them (``store/checks``), on the regressions page."""
+    from conftest import AsvResultsWriter, commit_hash
+    from jaxbench.store import checks
+    from jaxbench.store.series_table import load_series_table
+
+    writer = AsvResultsWriter(tmp_path / "results", machine="box")
+    noise, train = "programs.NoiseFigures", "programs.TrainStepFigures"
+    for cls in (noise, train):
+        writer.add_benchmark(f"{cls}.track_answer_unchecked", params=[["256"]], unit="unchecked")
+    writer.write_meta()
+    first, newest = commit_hash(1), commit_hash(2)
+    track = ".track_answer_unchecked"
+    # Noise turned unchecked at the newest commit; TrainStep is checked there
+    writer.write_result(first, 1_000, {noise + track: 0.0, train + track: 1.0})
+    writer.write_result(newest, 2_000, {noise + track: 1.0, train + track: 0.0})
+    for commit, cls, reason in ((first, train, "old"), (newest, noise, HOSTILE)):
+        environ = {
+            "JAXBENCH_COMMIT": commit,
+            "JAXBENCH_ENV_NAME": "virtualenv-py3.11",
+            "JAXBENCH_MACHINE": "box",
+            "JAXBENCH_RESULTS_DIR": str(writer.root),
+        }
+        checks.save_unchecked(cls, ("256",), reason, environ=environ)
+
+    found = checks.unchecked_workloads(
+        load_series_table(writer.root, use_cache=False), checks.read_unchecked(writer.root)
+    )
+    assert found == (
+        checks.UncheckedWorkload(
+            "box", "virtualenv-py3.11", noise, ("256",), newest, 2_000, HOSTILE
+        ),
+    )
+    page = render([], unchecked=found, param_names={noise + track: ["rows"]})
+    assert section_commits(page)["unchecked"] == [newest]
+    assert "<script>alert" not in page  # the reason is text, never markup
+    tags = parse(page)
+    assert HOSTILE in "".join(tags.text)
+    (link,) = [a["href"] for t, a in tags.tags if t == "a" and noise in (a.get("href") or "")]
+    location, query = asv_hash(link or "")
+    assert location == noise + track
+    assert ("p-rows", "256") in query
+    assert '<a href="#unchecked">Unchecked workloads</a> <span class="count">1</span>' in page
+    # a results directory without notes (an older jaxbench): listed, reason not kept
+    (old,) = checks.unchecked_workloads(load_series_table(writer.root, use_cache=False), ())
+    assert old.reason is None
+    assert "not kept by this run" in render([], unchecked=[old])
+    assert "None: every workload" in render([])

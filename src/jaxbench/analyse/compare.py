@@ -20,7 +20,8 @@ COMPILE    measured in fresh processes side by side (``jaxbench first-call``
            "changed (not tested)" beyond 1.25, never failing by default
 WORK       exact: any relative change beyond 1e-9 is "work changed"
 ACCURACY   ``track_tolerance_used`` > 1 at head but not at base is a
-           correctness regression; ``track_max_abs_error`` changes are shown
+           correctness regression; ``track_max_abs_error`` changes are shown;
+           ``track_answer_unchecked`` 1 (declared ``Unchecked``) is UNCHECKED
 MEMORY     one value a side: "changed (not tested)" beyond 1.10
 OTHER      one value a side: "changed (not tested)" beyond the time factor
 =========  ===============================================================
@@ -38,7 +39,11 @@ A benchmark that passed at base and fails at head (asv records no result,
 e.g. its NumPy reference check failed) is FAILED whatever its kind. A
 benchmark that asv *skipped* (NaN: setup raised ``NotImplementedError``, e.g.
 a sharded workload on a machine with too few devices) on either side is
-SKIPPED, never FAILED, unless it skipped at base and failed at head. Rows are
+SKIPPED, never FAILED, unless it skipped at base and failed at head. A
+workload declared ``Unchecked(reason)`` records ``track_answer_unchecked = 1``;
+at head its accuracy rows (which asv skipped) and that flag are UNCHECKED, not
+SKIPPED, with the reason from :mod:`jaxbench.store.checks` where the run kept
+it. Losing a check (0 at base, 1 at head) is UNCHECKED too, and says so. Rows are
 independent, so a speedup never hides a correctness regression of the same
 workload; such a speedup is also marked in its reason.
 """
@@ -50,7 +55,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from jaxbench.analyse.kinds import REPEAT, TOLERANCE_TRACK, Kind, kind_of
+from jaxbench.analyse.kinds import REPEAT, TOLERANCE_TRACK, UNCHECKED_TRACK, Kind, kind_of
 from jaxbench.analyse.stats import (
     DEFAULT_ALPHA,
     DEFAULT_FACTOR,
@@ -68,6 +73,7 @@ from jaxbench.analyse.stats import (
     holm_adjust,
 )
 from jaxbench.errors import ResultsError, UsageError
+from jaxbench.store.checks import UncheckedNote, find_note
 from jaxbench.store.results import Point
 
 __all__ = [
@@ -284,6 +290,28 @@ def _compare_tolerance(base: float, head: float) -> Comparison:
     return Comparison(base, head, ratio, None, Verdict.UNCHANGED, "within tolerance")
 
 
+def _compare_unchecked_flag(base: float, head: float) -> Comparison:
+    """``track_answer_unchecked``: 1 declared unchecked, 0 checked against the reference."""
+    if not base and not head:
+        return Comparison(
+            base, head, None, None, Verdict.UNCHANGED, "checked against the reference"
+        )
+    if base and not head:
+        return Comparison(
+            base, head, None, None, Verdict.CHANGED, "now checked against a reference"
+        )
+    if not base:
+        return Comparison(
+            base,
+            head,
+            None,
+            None,
+            Verdict.UNCHECKED,
+            "checked at base, unchecked at head: the workload's reference was removed",
+        )
+    return Comparison(base, head, None, None, Verdict.UNCHECKED, "unchecked at base and head")
+
+
 def _compare_values(base: Point, head: Point, kind: Kind, settings: Settings) -> Comparison:
     b_value, h_value = base.value, head.value
     if base.skipped or head.skipped:
@@ -297,6 +325,8 @@ def _compare_values(base: Point, head: Point, kind: Kind, settings: Settings) ->
     if kind is Kind.WORK:
         return compare_exact(b_value, h_value)
     if kind is Kind.ACCURACY:
+        if base.key.benchmark.rsplit(".", 1)[-1] == UNCHECKED_TRACK:
+            return _compare_unchecked_flag(b_value, h_value)
         if base.key.benchmark.rsplit(".", 1)[-1] == TOLERANCE_TRACK:
             return _compare_tolerance(b_value, h_value)
         exact = compare_exact(b_value, h_value)
@@ -372,10 +402,52 @@ def _with_note(comparison: Comparison, note: str) -> Comparison:
     return replace(comparison, reason=f"{comparison.reason}; {note}")
 
 
+def _unchecked(
+    rows: Sequence[Row],
+    head: Sequence[Point],
+    notes: Sequence[UncheckedNote],
+) -> list[Row]:
+    """Rows of workloads declared unchecked at head: UNCHECKED, with the reason."""
+    declared = {
+        (p.key.benchmark.rsplit(".", 1)[0], p.key.params, p.key.env_name): p
+        for p in head
+        if p.key.benchmark.rsplit(".", 1)[-1] == UNCHECKED_TRACK and p.value == 1.0
+    }
+    out: list[Row] = []
+    for row in rows:
+        point = declared.get(row.workload)
+        if point is None or row.kind is not Kind.ACCURACY:
+            out.append(row)
+            continue
+        note = find_note(
+            tuple(notes),
+            machine=point.key.machine,
+            commit=point.commit,
+            env_name=point.key.env_name,
+            benchmark=row.workload[0],
+            params=row.params,
+        )
+        why = note.reason if note else "declared Unchecked (its reason was not kept)"
+        c = row.comparison
+        if c.verdict is Verdict.SKIPPED:
+            c = replace(c, verdict=Verdict.UNCHECKED, reason=f"unchecked: {why}")
+        elif c.verdict is Verdict.UNCHECKED:
+            c = _with_note(c, why)
+        out.append(replace(row, comparison=c))
+    return out
+
+
 def compare_points(
-    base: Sequence[Point], head: Sequence[Point], settings: Settings = Settings()
+    base: Sequence[Point],
+    head: Sequence[Point],
+    settings: Settings = Settings(),
+    *,
+    notes: Sequence[UncheckedNote] = (),
 ) -> CompareReport:
     """Compare the points of one base commit with those of one head commit.
+
+    ``notes``: why workloads are unchecked (:func:`jaxbench.store.checks.read_unchecked`),
+    shown on their rows.
 
     Raises :class:`ResultsError` when a side is empty, the two sides (or
     either side) span several machines or commits, or a warm time has
@@ -413,7 +485,7 @@ def compare_points(
         samples = (b.samples if b else (), h.samples if h else ())
         rows.append(Row(benchmark, params, env_name, kind, unit, comparison, *samples))
 
-    rows = _family(rows, settings.alpha)
+    rows = _unchecked(_family(rows, settings.alpha), head, notes)
     broken = {row.workload for row in rows if row.category in ("accuracy", "failed")}
     rows = [
         replace(

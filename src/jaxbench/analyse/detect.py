@@ -58,7 +58,7 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jaxbench.analyse.kinds import Kind, kind_of
+from jaxbench.analyse.kinds import Kind, exact_figure, kind_of
 from jaxbench.errors import ResultsError
 from jaxbench.store import jsonc
 from jaxbench.store.results import History, Point, SeriesKey
@@ -329,7 +329,7 @@ def find_regressions(
         points = [p for p in all_points if not p.skipped]
         if not points:
             continue
-        exact = kind_of(key.benchmark).exact
+        exact = exact_figure(key.benchmark)
         default = EXACT_RELATIVE if exact else threshold
         found.extend(
             series_regressions(
@@ -546,7 +546,7 @@ def scan(
         fidx, values, weights = table.points(i)
         if not len(values):
             continue
-        exact = kind_of(key.benchmark).exact
+        exact = exact_figure(key.benchmark)
         limit = threshold_for(key, thresholds, EXACT_RELATIVE if exact else threshold)
         fps = file_fp[fidx]
         cuts = [0, *(np.flatnonzero(fps[1:] != fps[:-1]) + 1).tolist(), len(values)]

@@ -9,8 +9,8 @@ listed 72 of 590 series as regressed with no code change (README, "The main
 job on a fresh clone"). jaxbench lists a step only when the values confirm it
 (:class:`~jaxbench.analyse.detect.Evidence`):
 
-- deterministic figures (XLA work: :attr:`Kind.exact <jaxbench.analyse.kinds.Kind>`)
-  count at once: ``EXACT``;
+- deterministic figures (XLA work, and whether the answer was checked:
+  :func:`jaxbench.analyse.kinds.exact_figure`) count at once: ``EXACT``;
 - a memory step that adds less than :data:`MEMORY_FLOOR_BYTES` is not listed
   (``BELOW_FLOOR``): the rise of a workload's peak RSS moves by tens of KiB
   between processes (allocator arenas, pages), and so does a process peak;
@@ -42,7 +42,7 @@ import dataclasses
 from collections.abc import Sequence
 
 from jaxbench.analyse.detect import Evidence, Regression
-from jaxbench.analyse.kinds import Kind
+from jaxbench.analyse.kinds import Kind, exact_figure
 from jaxbench.analyse.stats import DEFAULT_ALPHA, holm_adjust, step_p_value
 
 __all__ = ["ALPHA", "MEMORY_FLOOR_BYTES", "MIN_SIDE", "judge", "unconfirmed_summary"]
@@ -79,7 +79,7 @@ def judge(
     raw: list[float] = []
     for reg, before, after, context in candidates:
         reg = dataclasses.replace(reg, n_before=len(before), n_after=len(after))
-        if reg.kind.exact:
+        if exact_figure(reg.key.benchmark):
             judged.append(dataclasses.replace(reg, evidence=Evidence.EXACT))
         elif reg.kind is Kind.MEMORY and reg.after - reg.before < MEMORY_FLOOR_BYTES:
             judged.append(dataclasses.replace(reg, evidence=Evidence.BELOW_FLOOR))

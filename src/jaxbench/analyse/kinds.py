@@ -17,6 +17,9 @@ method name                         kind       meaning
 ``track_max_abs_error``             ACCURACY   max |result - NumPy reference|
 ``track_tolerance_used``            ACCURACY   max over elements of
                                                |err| / (atol + rtol*|ref|); > 1 fails
+``track_answer_unchecked``          ACCURACY   1: declared ``Unchecked`` (no
+                                               reference); 0: the answer was
+                                               checked against the reference
 ``track_work_*``                    WORK       XLA cost/memory analysis and HLO
                                                op counts: exact, deterministic
 ``peakmem_*`` / ``mem_*``           MEMORY     process peak memory (bytes)
@@ -27,7 +30,8 @@ method name                         kind       meaning
 anything else                       OTHER
 ==================================  =========  ====================================
 
-Lower is better for every kind here.
+Lower is better for every kind here: a workload that loses its check
+(``track_answer_unchecked`` 0 -> 1) reads as a step up, in asv's graphs too.
 """
 
 from __future__ import annotations
@@ -40,10 +44,12 @@ __all__ = [
     "COMPILE_TRACKS",
     "REPEAT",
     "TOLERANCE_TRACK",
+    "UNCHECKED_TRACK",
     "WORKLOAD_MEMORY_TRACKS",
     "WORK_FIGURES",
     "WORK_PREFIX",
     "Kind",
+    "exact_figure",
     "kind_of",
 ]
 
@@ -77,6 +83,9 @@ COMPILE_TRACKS = frozenset(COMPILE_STAGES)
 TOLERANCE_TRACK = "track_tolerance_used"
 #: asv method -> the accuracy figure it reports.
 ACCURACY_TRACKS = {"track_max_abs_error": "max_abs_error", TOLERANCE_TRACK: "tolerance_used"}
+#: 1.0 when the workload is declared ``Unchecked`` (no reference: its accuracy
+#: figures do not exist), 0.0 when its answer was checked against the reference.
+UNCHECKED_TRACK = "track_answer_unchecked"
 #: ``WORK_PREFIX + figure`` for each of XLA's work figures.
 WORK_PREFIX = "track_work_"
 WORK_FIGURES = (
@@ -100,6 +109,15 @@ WORKLOAD_MEMORY_TRACKS = {
 REPEAT = 30
 
 
+def exact_figure(benchmark: str) -> bool:
+    """Whether a benchmark's figure is deterministic: any lasting change is a change.
+
+    XLA's work figures, and whether the answer was checked at all
+    (``track_answer_unchecked``: 0 or 1).
+    """
+    return kind_of(benchmark).exact or benchmark.rsplit(".", 1)[-1] == UNCHECKED_TRACK
+
+
 def kind_of(benchmark: str) -> Kind:
     """The kind of an asv benchmark, from its full dotted name."""
     method = benchmark.rsplit(".", 1)[-1]
@@ -107,7 +125,7 @@ def kind_of(benchmark: str) -> Kind:
         return Kind.TIME
     if method in COMPILE_TRACKS:
         return Kind.COMPILE
-    if method in ACCURACY_TRACKS:
+    if method in ACCURACY_TRACKS or method == UNCHECKED_TRACK:
         return Kind.ACCURACY
     if method.startswith(WORK_PREFIX):
         return Kind.WORK

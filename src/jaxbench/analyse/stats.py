@@ -116,6 +116,9 @@ class Verdict(Enum):
     FIXED = "fixed"  # failed at base, passes at head
     STILL_FAILING = "still failing"
     SKIPPED = "skipped"  # asv skipped it on one side or both: nothing to compare
+    #: The workload is declared ``Unchecked`` (no reference) at head: its
+    #: accuracy figures do not exist, by declaration, not by a skip.
+    UNCHECKED = "unchecked"
 
 
 @dataclass(frozen=True)

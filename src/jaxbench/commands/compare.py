@@ -23,6 +23,7 @@ from jaxbench.analyse.compare import (
 from jaxbench.commands import positive_int
 from jaxbench.render.markdown import format_markdown
 from jaxbench.render.text import JSON_FORMAT, format_json, format_text
+from jaxbench.store.checks import read_unchecked
 from jaxbench.store.fsio import write_text_atomic
 from jaxbench.store.sides import (
     load_sides,
@@ -161,7 +162,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"jaxbench: warning: {warning}", file=sys.stderr)
     if len(warnings) > _MAX_WARNINGS:
         print(f"jaxbench: warning: ... and {len(warnings) - _MAX_WARNINGS} more", file=sys.stderr)
-    report = compare_points(base, head, settings)
+    notes = read_unchecked(results_dir_of(args.head, args.results))
+    report = compare_points(base, head, settings, notes=notes)
 
     if args.format == "markdown":
         text = format_markdown(

@@ -61,6 +61,7 @@ from jaxbench.analyse.kinds import (
     ACCURACY_TRACKS,
     COMPILE_STAGES,
     REPEAT,
+    UNCHECKED_TRACK,
     WORK_FIGURES,
     WORK_PREFIX,
     WORKLOAD_MEMORY_TRACKS,
@@ -186,7 +187,7 @@ def _figures_for(suite: str, params: tuple[Any, ...]) -> Figures:
     from jaxbench.errors import TooFewDevices
     from jaxbench.measure import protocol, xla_analysis
     from jaxbench.measure.workloads import Unchecked
-    from jaxbench.store import hlo_store
+    from jaxbench.store import checks, hlo_store
 
     try:
         workload = _make_workload(suite, params)
@@ -219,6 +220,15 @@ def _figures_for(suite: str, params: tuple[Any, ...]) -> Figures:
     unchecked = ""
     if isinstance(workload.reference, Unchecked):
         unchecked = f"{workload.label} is unchecked: {workload.reference.reason}"
+        try:  # asv's results hold numbers only: the reason is kept beside them
+            checks.save_unchecked(
+                _REGISTRY_MODULES[suite],
+                tuple(str(p) for p in params),
+                workload.reference.reason,
+                environ=os.environ,
+            )
+        except JaxbenchError as exc:  # the figures still count; only the reason is not kept
+            print(f"jaxbench: reason of the unchecked workload not kept: {exc}", file=sys.stderr)
     return Figures(
         first_call=first,
         accuracy={}
@@ -390,6 +400,10 @@ def jax_suite(
                 raise _wrong_answer(self._figures.failure)
             return self._figures.accuracy[figure]
 
+        def _unchecked(self) -> float:
+            # 1: declared Unchecked (no reference); 0: checked, right or wrong
+            return 1.0 if self._figures.unchecked else 0.0
+
         def _work(self, figure: str) -> float:
             value = self._figures.work.get(figure)
             if value is None:
@@ -424,6 +438,7 @@ def _track_methods(cls: type, suite: str) -> None:
     methods: dict[str, Callable[..., float]] = {}
     methods.update({m: first(stage) for m, stage in COMPILE_STAGES.items()})
     methods.update({m: accuracy(figure) for m, figure in ACCURACY_TRACKS.items()})
+    methods[UNCHECKED_TRACK] = lambda self, _c, *p: self._unchecked()
     methods.update({f"{WORK_PREFIX}{figure}": work(figure) for figure in WORK_FIGURES})
     methods.update({m: memory(figure) for m, figure in WORKLOAD_MEMORY_TRACKS.items()})
     for method_name, method in methods.items():
@@ -442,6 +457,7 @@ _UNITS = {
     "seconds": "seconds",
     "max_abs_error": "abs error",
     "tolerance_used": "fraction of tolerance",
+    "unchecked": "unchecked",
     "flops": "flops",
     "transcendentals": "ops",
     "bytes_accessed": "bytes",

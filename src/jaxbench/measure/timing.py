@@ -348,7 +348,7 @@ class Caller:
     donated buffer is never passed twice.
     """
 
-    __slots__ = ("args", "carry", "fn")
+    __slots__ = ("args", "carry", "fn", "last")
 
     def __init__(
         self,
@@ -359,11 +359,25 @@ class Caller:
         self.fn = fn
         self.args = args if isinstance(args, Args) else Args(tuple(args))
         self.carry = carry
+        self.last: Any = None
 
     def __call__(self) -> Any:
-        output = self.fn(*self.args.args, **self.args.kwargs)
-        if self.carry is not None:
-            self.args = as_args(self.carry(self.args, output), "carry")
+        # The hot path of every timed call: no more Python than a user's own
+        # loop (bench/bench_carry_path.py measures it against one, in-process).
+        args = self.args
+        output = self.fn(*args.args, **args.kwargs)
+        # As in a user's loop (``params, state, loss = step(...)``), the
+        # previous output is released only once the next call has returned.
+        self.last = output
+        carry = self.carry
+        if carry is not None:
+            after = carry(args, output)
+            if type(after) is tuple:
+                self.args = Args(after, {})
+            elif type(after) is Args:
+                self.args = after
+            else:
+                self.args = as_args(after, "carry")
         return output
 
 

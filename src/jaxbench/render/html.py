@@ -32,10 +32,11 @@ from typing import TYPE_CHECKING
 from jaxbench.analyse.detect import MachineChange, Regression
 from jaxbench.analyse.events import Event
 from jaxbench.analyse.evidence import unconfirmed_summary
-from jaxbench.analyse.kinds import TOLERANCE_TRACK, Kind
+from jaxbench.analyse.kinds import TOLERANCE_TRACK, UNCHECKED_TRACK, Kind
 from jaxbench.errors import UsageError
 from jaxbench.render import links
 from jaxbench.render.units import format_ratio, format_value
+from jaxbench.store.checks import UncheckedWorkload
 from jaxbench.store.results import History
 
 if TYPE_CHECKING:
@@ -482,6 +483,63 @@ def _events_section(
     )
 
 
+def _unchecked_section(
+    unchecked: Sequence[UncheckedWorkload],
+    *,
+    env_params: Mapping[tuple[str, str], Mapping[str, str]],
+    param_names: Mapping[str, Sequence[str]],
+    hash_length: int,
+) -> str:
+    """Workloads declared ``Unchecked(reason)``: timed, never compared with a reference."""
+    rows = []
+    for u in unchecked:
+        track = f"{u.benchmark}.{UNCHECKED_TRACK}"
+        names = param_names.get(track, ())
+        url = links.graph_url(
+            "../index.html",
+            track,
+            env_params=sorted(
+                env_params.get((u.machine, u.env_name), {"machine": u.machine}).items()
+            ),
+            param_names=names,
+            params=u.params,
+            commits=(None, u.commit),
+            hash_length=hash_length,
+        )
+        if len(names) == len(u.params):
+            shown = ", ".join(f"{n}={v}" for n, v in zip(names, u.params, strict=True))
+        else:
+            shown = ", ".join(u.params)
+        reason = (
+            _esc(u.reason)
+            if u.reason is not None
+            else '<span class="none">not kept by this run (jaxbench without checks/)</span>'
+        )
+        rows.append(
+            f'<tr class="unchecked" data-commit="{_esc(u.commit)}">'
+            f'<td class="bench"><a href="{_esc(url)}">{_esc(u.benchmark)}</a></td>'
+            f"<td>{_esc(shown)}</td>"
+            f'<td>{_esc(u.machine)}<br><span class="env">{_esc(u.env_name)}</span></td>'
+            f'<td class="commit">{_esc(u.commit[:hash_length])}</td>'
+            f'<td class="reason">{reason}</td></tr>'
+        )
+    if rows:
+        body = (
+            '<table class="unchecked"><thead><tr><th>Workload</th><th>Parameters</th>'
+            "<th>Machine / environment</th><th>Newest commit</th><th>Why unchecked</th>"
+            f"</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        )
+    else:
+        body = '<p class="none">None: every workload\'s answer is checked.</p>'
+    return (
+        f'<section id="unchecked"><h2>Unchecked workloads <span class="count">{len(rows)}'
+        '</span></h2><p class="explain">Declared with Unchecked(reason): no reference, '
+        "so their times and work are recorded but their answers are never checked "
+        f"({UNCHECKED_TRACK} is 1 at the newest commit; their accuracy figures are absent "
+        f"by declaration, not skipped).</p>{body}</section>"
+    )
+
+
 def render_regressions_page(
     regressions: Sequence[Regression],
     summaries: Sequence[EnvSummary],
@@ -494,11 +552,14 @@ def render_regressions_page(
     events: Sequence[Event] | None = None,
     machine_changes: Sequence[MachineChange] = (),
     unconfirmed: Sequence[Regression] = (),
+    unchecked: Sequence[UncheckedWorkload] = (),
 ) -> str:
     """The regressions page (``jaxbench/regressions.html``) as HTML text.
 
     ``unconfirmed``: the steps of asv's fit that the values do not confirm
     (:mod:`jaxbench.analyse.evidence`), counted under the lede.
+    ``unchecked``: the workloads declared ``Unchecked`` at their newest commit
+    (:func:`jaxbench.store.checks.unchecked_workloads`), listed with their reason.
 
     ``regressions`` as :func:`~jaxbench.analyse.detect.find_regressions` returns them
     (newest first; that order is kept inside each kind's section);
@@ -513,6 +574,9 @@ def render_regressions_page(
         f'<li><a href="#{sec.anchor}">{_esc(sec.title)}</a> '
         f'<span class="count">{len(by_kind.get(sec.kind, []))}</span></li>'
         for sec in KIND_SECTIONS
+    ) + (
+        f'<li><a href="#unchecked">Unchecked workloads</a> '
+        f'<span class="count">{len(unchecked)}</span></li>'
     )
     sections: list[str] = []
     for sec in KIND_SECTIONS:
@@ -565,6 +629,10 @@ def render_regressions_page(
             else ""
         )
         + "\n".join(sections)
+        + "\n"
+        + _unchecked_section(
+            unchecked, env_params=env_params, param_names=param_names, hash_length=hash_length
+        )
         + f'\n<section id="environments"><h2>History</h2>{_summary_table(summaries)}</section>\n'
         + notes
         + "\n</body>\n</html>\n"

@@ -119,6 +119,9 @@ def format_sides(row: Row) -> tuple[str, str]:
     c = row.comparison
     base = "-" if row.verdict is Verdict.NEW else format_value(c.base, row.unit)
     head = "-" if row.verdict is Verdict.REMOVED else format_value(c.head, row.unit)
+    if row.verdict is Verdict.UNCHECKED:  # a figure an unchecked workload does not have
+        base = "unchecked" if c.base is None else base
+        head = "unchecked" if c.head is None else head
     if row.verdict is Verdict.SKIPPED:
         both = c.reason.startswith("skipped at base and head")
         if both or c.reason.startswith("skipped at base"):
@@ -180,6 +183,7 @@ def summary_line(report: CompareReport, *, bold: bool = True) -> str:
         (Verdict.STILL_FAILING, "still failing"),
         (Verdict.INCONCLUSIVE, "inconclusive"),
         (Verdict.SKIPPED, "skipped"),
+        (Verdict.UNCHECKED, "unchecked"),
     ):
         if counts[verdict]:
             parts.append(f"{counts[verdict]} {label}")

@@ -19,7 +19,9 @@ Steps:
    the repository is checked first, and asv never writes to the real html dir.
 3. In the staging copy: rewrite asv's CDN ``<script>``/``<link>`` tags to the
    vendored copies (:func:`jaxbench.render.html.localize_asv_index`), copy
-   ``assets/vendor`` and our stylesheet, write ``jaxbench/regressions.html``.
+   ``assets/vendor`` and our stylesheet, write ``jaxbench/regressions.html``
+   (with the workloads declared ``Unchecked``, and why:
+   :mod:`jaxbench.store.checks`).
 4. Swap the staging directory in with two renames (old out of the way, new
    in), then delete the old one. A failure at any step before the swap leaves
    the previous html dir exactly as it was.
@@ -50,6 +52,7 @@ from jaxbench.errors import ResultsError, UsageError
 from jaxbench.render import html
 from jaxbench.render.paired import PAIRED_PAGE, add_paired_nav, render_paired_page
 from jaxbench.store.benchmarks_json import read_benchmarks_json_or_warn
+from jaxbench.store.checks import read_unchecked, unchecked_workloads
 from jaxbench.store.paired import load_paired
 from jaxbench.store.results import read_env_params
 from jaxbench.store.series_table import load_series_table, save_fits
@@ -252,6 +255,7 @@ def publish(
         events=group_events(regressions, found.series_at),
         machine_changes=found.machine_changes,
         unconfirmed=found.unconfirmed,
+        unchecked=unchecked_workloads(history, read_unchecked(results)),
     )
 
     try:

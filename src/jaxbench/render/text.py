@@ -27,9 +27,9 @@ def _sides(row: Row) -> tuple[str, str]:
     """Base and head cells: with their spread where the row has samples."""
     base, head = format_sides(row)
     c = row.comparison
-    if row.base_samples and base not in ("-", "skipped", "failed"):
+    if row.base_samples and base not in ("-", "skipped", "failed", "unchecked"):
         base = format_spread(c.base, row.base_samples, row.unit)
-    if row.head_samples and head not in ("-", "skipped", "failed"):
+    if row.head_samples and head not in ("-", "skipped", "failed", "unchecked"):
         head = format_spread(c.head, row.head_samples, row.unit)
     return base, head
 

@@ -36,9 +36,12 @@ def _scale(value: float, unit: str) -> tuple[float, str] | None:
 
 
 def format_value(value: float | None, unit: str) -> str:
-    """``12.3 µs``, ``14 KiB``, ``512 B``, ``98304 flops``, ``1.5``; None reads ``failed``."""
+    """``12.3 µs``, ``14 KiB``, ``512 B``, ``98304 flops``, ``1.5``; None reads ``failed``;
+    ``track_answer_unchecked``'s 1 and 0 (unit ``unchecked``) read ``unchecked``, ``checked``."""
     if value is None:
         return "failed"
+    if unit == "unchecked" and value in (0.0, 1.0):
+        return "unchecked" if value else "checked"
     if not math.isfinite(value):
         return f"{value} {unit}".strip() if unit not in _NO_UNIT else str(value)
     scaled = _scale(value, unit)

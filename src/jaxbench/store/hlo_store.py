@@ -48,6 +48,7 @@ __all__ = [
     "HLO_FOLDER",
     "HloRuns",
     "StoredHlo",
+    "env_folder_part",
     "find_run",
     "list_hlo",
     "load_hlo",
@@ -55,7 +56,9 @@ __all__ = [
     "read_hlo_runs",
     "read_stored",
     "results_dir_from_environ",
+    "run_dir_from_environ",
     "save_hlo",
+    "stored_file_name",
 ]
 
 #: The folder under ``<results_dir>/<machine>/`` that holds HLO files.
@@ -83,10 +86,10 @@ def _safe(text: str) -> str:
     return _UNSAFE.sub("_", text).lstrip(".") or "_"
 
 
-def _file_name(benchmark: str, params: tuple[str, ...]) -> str:
+def _file_name(benchmark: str, params: tuple[str, ...], suffix: str = _SUFFIX) -> str:
     slug = _safe(benchmark + ("-" + ",".join(params) if params else ""))[:_SLUG_MAX]
     key = hashlib.sha256(json.dumps([benchmark, list(params)]).encode("utf-8")).hexdigest()
-    return f"{slug}-{key[:12]}{_SUFFIX}"
+    return f"{slug}-{key[:12]}{suffix}"
 
 
 def _env_part(env_name: str) -> str:
@@ -120,6 +123,33 @@ def results_dir_from_environ(environ: Mapping[str, str]) -> Path:
     return conf_dir / str(results)
 
 
+def run_dir_from_environ(folder: str, environ: Mapping[str, str]) -> Path | None:
+    """``<results_dir>/<machine>/<folder>/<commit8>-<env_name>`` of the current asv run.
+
+    ``None`` when not inside an asv run (neither ``ASV_COMMIT`` nor ``JAXBENCH_COMMIT``).
+    """
+    commit = environ.get("ASV_COMMIT") or environ.get("JAXBENCH_COMMIT")
+    if not commit:
+        return None
+    env_name = environ.get("ASV_ENV_NAME") or environ.get("JAXBENCH_ENV_NAME") or "unknown-env"
+    return (
+        results_dir_from_environ(environ)
+        / _safe(machine_name(environ))
+        / folder
+        / _run_folder(commit, env_name)
+    )
+
+
+def env_folder_part(env_name: str) -> str:
+    """``env_name`` as it appears in a run folder's name (after ``<commit8>-``)."""
+    return _env_part(env_name)
+
+
+def stored_file_name(benchmark: str, params: tuple[str, ...], suffix: str) -> str:
+    """A safe, collision-free file name for one benchmark and parameter combination."""
+    return _file_name(benchmark, params, suffix)
+
+
 def save_hlo(
     benchmark: str, params: tuple[str, ...], text: str, *, environ: Mapping[str, str]
 ) -> Path | None:
@@ -128,17 +158,10 @@ def save_hlo(
     ``None`` when not inside an asv run (neither ``ASV_COMMIT`` nor
     ``JAXBENCH_COMMIT``): nothing is written.
     """
-    commit = environ.get("ASV_COMMIT") or environ.get("JAXBENCH_COMMIT")
-    if not commit:
+    run = run_dir_from_environ(HLO_FOLDER, environ)
+    if run is None:
         return None
-    env_name = environ.get("ASV_ENV_NAME") or environ.get("JAXBENCH_ENV_NAME") or "unknown-env"
-    path = (
-        results_dir_from_environ(environ)
-        / _safe(machine_name(environ))
-        / HLO_FOLDER
-        / _run_folder(commit, env_name)
-        / _file_name(benchmark, params)
-    )
+    path = run / _file_name(benchmark, params)
     header = _HEADER + json.dumps({"benchmark": benchmark, "params": list(params)})
     write_bytes_atomic(path, gzip.compress(f"{header}\n{text}".encode(), mtime=0))
     return path
