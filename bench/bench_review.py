@@ -176,7 +176,7 @@ def side_env(root: Path, side: str, asv_python: Path) -> Path:
     the workflow makes it; the side's own commit, installed into it, comes first."""
     env = root.parent / f"{side}-env"
     if not env.exists():
-        sh([sys.executable, "-m", "venv", "--without-pip", str(env)], root)
+        sh([sys.executable, "-m", "venv", str(env)], root)
         python = env / "bin" / "python"
         shared = sh([str(asv_python), "-c", _PURELIB], root).strip()
         own = Path(sh([str(python), "-c", _PURELIB], root).strip())
@@ -185,27 +185,14 @@ def side_env(root: Path, side: str, asv_python: Path) -> Path:
 
 
 def install(root: Path, python: Path, commit: str, side: str) -> None:
-    """The commit's wheel (built as asv builds it) installed into the side's virtualenv."""
+    """The commit built and installed into the side's virtualenv, without dependencies
+    (pip leaves the asv environment's own copy alone: it is outside the virtualenv)."""
     src = root.parent / f"{side}-src"
     if src.exists():
         git(root, "worktree", "remove", "--force", str(src))
     git(root, "worktree", "add", "-q", "--detach", str(src), commit)
-    target = Path(sh([str(python), "-c", _PURELIB], root).strip())
-    # The side's Python has no pip of its own: the asv environment's pip
-    # installs into the side's site-packages (--target), build isolation as asv's.
     sh(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "-q",
-            "--no-deps",
-            "--upgrade",
-            "--target",
-            str(target),
-            str(src),
-        ],
+        [str(python), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall", str(src)],
         root,
     )
 
