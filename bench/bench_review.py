@@ -26,7 +26,7 @@ Heads:
   pinned to one CPU as ab runs them. (One pass, the earlier plant, measured
   only +1.4 to +2.6 % there, at or under the 2 % paired gate: pinned to one
   CPU, predict's warm time is mostly jax's dispatch, 75 to 150 us, so one pass
-  over 1,024 values is small beside it, though +15 % unpinned in-process);
+  over 1,024 values is small beside it, though +14 to +17 % unpinned in-process);
 * ``compile``: predict carries a larger unrolled graph (16 chained tanh
   steps over its output, each multiplied by 0 and added): more to trace,
   lower and compile;
@@ -41,8 +41,8 @@ rounds (``--aa 3 --planted warm,compile,correctness``) and say so.
 
 Usage::
 
-    .venv/bin/python bench/bench_review.py --aa 3 --planted warm,compile,correctness \\
-        --rounds 2 --ab-rounds 8 --ab-per-round 50 --first-call-rounds 8
+    .venv/bin/python bench/bench_review.py --aa 0 --planted warm,compile,correctness \\
+        --ab-rounds 12 --ab-per-round 100 -b Predict --first-call-rounds 6
 """
 
 from __future__ import annotations
