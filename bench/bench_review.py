@@ -249,12 +249,14 @@ def review(
         ok=(0, 2),
     )
     steps["asv run"] = time.perf_counter() - clock
+    print(f"  asv run: {steps['asv run']:.0f} s", flush=True)
 
     clock = time.perf_counter()
     pythons = {side: side_env(root, side, asv_python) for side in ("base", "head")}
     install(root, pythons["base"], base, "base")
     install(root, pythons["head"], head, "head")
     steps["install"] = time.perf_counter() - clock
+    print(f"  install: {steps['install']:.0f} s", flush=True)
 
     run_env = {**env, "XLA_FLAGS": XLA_FLAGS}
     sides = [
@@ -289,6 +291,7 @@ def review(
         env=run_env,
     )
     steps["ab"] = time.perf_counter() - clock
+    print(f"  ab: {steps['ab']:.0f} s", flush=True)
     clock = time.perf_counter()
     sh(
         [*JAXBENCH, "first-call", *sides, "--rounds", str(args.first_call_rounds)],
@@ -296,6 +299,7 @@ def review(
         env=run_env,
     )
     steps["first-call"] = time.perf_counter() - clock
+    print(f"  first-call: {steps['first-call']:.0f} s", flush=True)
 
     done = subprocess.run(
         [
