@@ -376,3 +376,57 @@ def test_together_stops_both_sides_of_an_item_one_side_fails(tmp_path: Path) -> 
     noted = [line.split() for line in log.read_text().splitlines()]
     assert len({pid for name, pid in noted if name == "one"}) == 1
     assert len({pid for name, pid in noted if name == "two1"}) == 3 * 2
+
+
+CACHED = textwrap.dedent(
+    """
+    import os
+
+    import jax
+    import jax.numpy as jnp
+
+
+    class Cached:
+        number = 1
+
+        def setup(self):
+            jax.jit(lambda v: jnp.tanh(v) * 2.0)(jnp.ones((8,))).block_until_ready()
+            where = os.environ.get("JAX_COMPILATION_CACHE_DIR", "")
+            entries = len(os.listdir(where)) if where and os.path.isdir(where) else -1
+            with open(os.environ["CACHE_LOG"], "a") as log:
+                log.write(f"{where or '-'} {entries}\\n")
+
+        def time_it(self):
+            pass
+    """
+)
+
+
+@pytest.mark.parametrize("flag", [[], ["--no-compile-cache"]])
+def test_ab_rounds_share_one_jax_compilation_cache_removed_at_the_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flag: list[str]
+) -> None:
+    suite = tmp_path / "benchmarks"
+    suite.mkdir()
+    (suite / "__init__.py").write_text("")
+    (suite / "cached.py").write_text(CACHED)
+    log = tmp_path / "cache.log"
+    monkeypatch.setenv("CACHE_LOG", str(log))
+    monkeypatch.delenv("JAX_COMPILATION_CACHE_DIR", raising=False)
+    done = _jaxbench(
+        "ab", "--base-commit", BASE, "--head-commit", HEAD, "--benchmarks", suite,
+        "--rounds", "3", "--per-round", "2", "--machine", "m1", "--results", tmp_path / "r",
+        *flag, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    seen = [line.split() for line in log.read_text().splitlines()]
+    dirs = {where for where, _ in seen}
+    if flag:  # every process compiles afresh, no cache named
+        assert dirs == {"-"}
+        return
+    # one cache for both sides and every round, written by jax, gone afterwards
+    assert len(dirs) == 1
+    (where,) = dirs
+    assert where != "-"
+    assert max(int(n) for _, n in seen) >= 1
+    assert not Path(where).exists()

@@ -309,7 +309,27 @@ def test_the_review_pairs_warm_times_with_jaxbench_ab() -> None:
     install = next(i for i, r in enumerate(runs) if "git worktree add" in r)
     assert install < ab
     assert "--no-deps" in runs[install]
-    assert '"jax==$JAX_VERSION"' in runs[install]
+    # the side virtualenvs see the asv environment's packages (jax, optax,
+    # equinox...: the whole matrix entry), not a hand-kept list of them
+    assert 'asv-env.pth"' in runs[install]
+    assert "jax==" not in runs[install]
+    # ab times the warm times; asv run does not time them a second time
+    assert "-b '^(?!.*\\.time_)'" in runs[asv_run]
+
+
+def test_the_review_asv_run_skips_exactly_the_time_benchmarks() -> None:
+    review = workflow("pr-bench.yml")["jobs"]["review"]
+    asv_run = next(str(s["run"]) for s in steps(review) if "asv run" in str(s.get("run", "")))
+    pattern = re.compile(re.search(r"-b '([^']+)'", asv_run).group(1))  # type: ignore[union-attr]
+    assert not pattern.search("workloads.Predict.time_warm")
+    assert not pattern.search("programs.TrainStep.time_warm")
+    for kept in (
+        "workloads.Predict.peakmem_call",
+        "workloads.PredictFigures.track_first_call_seconds",
+        "workloads.PredictFigures.track_work_flops",
+        "programs.NoiseFigures.track_tolerance_used",
+    ):
+        assert pattern.search(kept), kept
 
 
 def test_reusable_workflow_calls_pass_known_inputs() -> None:

@@ -11,6 +11,12 @@ own ``Results`` class, written atomically), so ``jaxbench compare BASE HEAD
 --paired PER_ROUND`` tests them pair by pair, and every other figure asv
 recorded in those files is compared as usual.
 
+The rounds' processes share one jax compilation cache (a temporary
+directory, removed at the end; ``--no-compile-cache`` turns it off): a
+round's processes then load the programs compiled in the first round
+instead of compiling them again, which was most of a round's wall time.
+Samples time the compiled executable, never its compilation.
+
 Base and head each need a Python where that commit, jax and asv_runner are
 installed (``--base-python``, ``--head-python``); both default to this
 interpreter, for benchmarks whose difference lies in the benchmark
@@ -29,7 +35,9 @@ import re
 import shutil
 import statistics
 import sys
+import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +49,7 @@ from jaxbench.lockstep.coordinator import (
     Item,
     Side,
     SideResult,
+    compile_cache_environ,
     list_benchmarks,
     run_lockstep_suite,
 )
@@ -87,6 +96,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=1,
         help="CPUs both processes of a round are pinned to, rotating between rounds; "
         "0: no pinning (default: %(default)s; see docs/pull-requests.md)",
+    )
+    parser.add_argument(
+        "--no-compile-cache",
+        dest="compile_cache",
+        action="store_false",
+        help="compile every benchmark afresh in every round's processes (default: the "
+        "rounds share one jax compilation cache, removed at the end)",
     )
     parser.add_argument("--machine", required=True, help="machine name for the results")
     parser.add_argument(
@@ -207,15 +223,17 @@ def run(args: argparse.Namespace) -> int:
     items = [Item(str(b["name"]), idx, _timeout(b)) for b in listed for idx in _combos(b)]
     started = datetime.datetime.now(datetime.UTC)
     clock = time.perf_counter()
-    outcomes = run_lockstep_suite(
-        base,
-        head,
-        items,
-        rounds=args.rounds,
-        per_round=args.per_round,
-        cpus=args.cpus,
-        progress=_progress,
-    )
+    with tempfile.TemporaryDirectory(prefix="jaxbench-ab-jax-cache-") as cache:
+        shared = compile_cache_environ(cache, os.environ) if args.compile_cache else ()
+        outcomes = run_lockstep_suite(
+            replace(base, environ=(*base.environ, *shared)),
+            replace(head, environ=(*head.environ, *shared)),
+            items,
+            rounds=args.rounds,
+            per_round=args.per_round,
+            cpus=args.cpus,
+            progress=_progress,
+        )
     duration = (time.perf_counter() - clock) / max(1, len(items))
     by_item = dict(zip(items, outcomes, strict=True))
     for bench in listed:

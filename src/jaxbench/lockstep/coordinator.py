@@ -40,7 +40,7 @@ import os
 import select
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,11 +49,13 @@ from typing import IO, Any
 from jaxbench.errors import JaxbenchError, UsageError
 
 __all__ = [
+    "COMPILE_CACHE_VARIABLE",
     "DEFAULT_TIMEOUT",
     "WORKER",
     "Item",
     "Side",
     "SideResult",
+    "compile_cache_environ",
     "list_benchmarks",
     "round_cpus",
     "run_lockstep",
@@ -97,6 +99,34 @@ class SideResult:
     number: int = 0
     failure: str = ""
     skip: str = ""
+
+
+#: jax's persistent compilation cache, as environment variables every jax
+#: version in use reads at import; a minimum compile time of 0 and any entry
+#: size, so that every program of the suite is kept.
+COMPILE_CACHE_VARIABLE = "JAX_COMPILATION_CACHE_DIR"
+
+
+def compile_cache_environ(
+    directory: str, environ: Mapping[str, str]
+) -> tuple[tuple[str, str], ...]:
+    """Worker variables that share one jax compilation cache between rounds.
+
+    Each round starts fresh worker processes, which compile every benchmark
+    again before its first sample (most of a round's wall time for a suite of
+    small programs); with the cache, the rounds after the first load the
+    compiled executables instead. Warm samples time the executable, never the
+    compilation, and base and head read the cache alike. None where the
+    caller already names a cache (``JAX_COMPILATION_CACHE_DIR`` set): theirs
+    is used as is.
+    """
+    if environ.get(COMPILE_CACHE_VARIABLE):
+        return ()
+    return (
+        (COMPILE_CACHE_VARIABLE, directory),
+        ("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0"),
+        ("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "-1"),
+    )
 
 
 def schedule(per_round: int, round_index: int) -> list[tuple[int, int]]:
