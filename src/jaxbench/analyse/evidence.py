@@ -30,10 +30,11 @@ No test on the values alone can tell a run of slow processes after a run of
 fast ones from a step: ``bench/bench_step_evidence.py`` measures how often
 that happens in noise that switches between two states.
 
-The newest commits of a history are therefore ``UNTESTED`` until
-:data:`MIN_SIDE` commits have been measured after them; the paired history
-(``jaxbench pair-history``: each commit timed side by side with its parent)
-and the pull-request review judge them at once.
+A step at one of the newest commits of a history is therefore ``UNTESTED``
+until :data:`MIN_SIDE` commits have been measured after it. The paired
+history (``jaxbench pair-history``: each commit's warm times timed side by
+side with its parent's) judges warm times at once, and the pull-request
+review every kind, before the commit lands.
 """
 
 from __future__ import annotations
