@@ -143,7 +143,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--quick",
         action="store_true",
         help="asv's step fit with its default penalty instead of asv publish's penalty search "
-        "(5-8x faster; see README 'Regression scan time')",
+        "(see docs/measured.md, 'Regression scan time')",
     )
     parser.add_argument(
         "--no-cache",
