@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from jaxbench.lockstep.coordinator import Side
 
-__all__ = ["add_side_arguments", "positive_int", "sides_of"]
+__all__ = ["add_compile_cache_argument", "add_side_arguments", "positive_int", "sides_of"]
 
 
 def positive_int(text: str) -> int:
@@ -23,6 +23,17 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
+
+
+def add_compile_cache_argument(parser: argparse.ArgumentParser) -> None:
+    """``--no-compile-cache`` of the lockstep commands (``args.compile_cache``)."""
+    parser.add_argument(
+        "--no-compile-cache",
+        dest="compile_cache",
+        action="store_false",
+        help="compile every benchmark afresh in every round's processes (default: the "
+        "rounds share one jax compilation cache, removed at the end)",
+    )
 
 
 def add_side_arguments(

@@ -42,7 +42,12 @@ from pathlib import Path
 from typing import Any
 
 from jaxbench.analyse.stats import MIN_PAIRED_ROUNDS
-from jaxbench.commands import add_side_arguments, positive_int, sides_of
+from jaxbench.commands import (
+    add_compile_cache_argument,
+    add_side_arguments,
+    positive_int,
+    sides_of,
+)
 from jaxbench.errors import UsageError
 from jaxbench.lockstep.coordinator import (
     DEFAULT_TIMEOUT,
@@ -97,13 +102,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="CPUs both processes of a round are pinned to, rotating between rounds; "
         "0: no pinning (default: %(default)s; see docs/pull-requests.md)",
     )
-    parser.add_argument(
-        "--no-compile-cache",
-        dest="compile_cache",
-        action="store_false",
-        help="compile every benchmark afresh in every round's processes (default: the "
-        "rounds share one jax compilation cache, removed at the end)",
-    )
+    add_compile_cache_argument(parser)
     parser.add_argument("--machine", required=True, help="machine name for the results")
     parser.add_argument(
         "--env",

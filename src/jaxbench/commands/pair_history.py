@@ -15,7 +15,10 @@ pass per environment of ``asv.conf.json``, or ``--python`` and ``--env``),
 with that side's commit put in front of the installed one on ``PYTHONPATH``:
 the wheel asv built for that commit (its build cache), else the commit's
 ``src/`` tree from ``git archive``. Both sides run the working tree's
-benchmark directory, as ``asv run`` does for every commit. Never imports jax.
+benchmark directory, as ``asv run`` does for every commit. The rounds of a
+pair share one jax compilation cache (a temporary directory, as ``jaxbench
+ab``; ``--no-compile-cache`` turns it off), so a round's fresh processes load
+the compiled programs instead of compiling them again. Never imports jax.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import argparse
 import contextlib
 import itertools
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -33,17 +37,18 @@ import tempfile
 import time
 import zipfile
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from jaxbench.analyse.paired_history import estimate_pair
 from jaxbench.analyse.stats import DEFAULT_ALPHA, PAIRED_FACTOR
-from jaxbench.commands import positive_int
+from jaxbench.commands import add_compile_cache_argument, positive_int
 from jaxbench.errors import UsageError
 from jaxbench.lockstep.coordinator import (
     DEFAULT_TIMEOUT,
     Item,
     Side,
+    compile_cache_environ,
     list_benchmarks,
     run_lockstep_suite,
 )
@@ -87,6 +92,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_false",
         help="do not pair the oldest commit with the earlier measured one",
     )
+    add_compile_cache_argument(parser)
     parser.add_argument("--force", action="store_true", help="measure pairs already on file")
     parser.add_argument(
         "--unmeasured",
@@ -329,15 +335,17 @@ def _one_pair(
     pairs = [(b, idx) for b in listed for idx in _items(b)]
     items = [Item(str(b["name"]), idx, _timeout(b)) for b, idx in pairs]
     clock = time.perf_counter()
-    outcomes = run_lockstep_suite(
-        sides[0],
-        sides[1],
-        items,
-        rounds=args.rounds,
-        per_round=args.per_round,
-        cpus=args.cpus,
-        together=True,
-    )
+    with tempfile.TemporaryDirectory(prefix="jaxbench-pair-jax-cache-") as cache:
+        shared = compile_cache_environ(cache, os.environ) if args.compile_cache else ()
+        outcomes = run_lockstep_suite(
+            replace(sides[0], environ=(*sides[0].environ, *shared)),
+            replace(sides[1], environ=(*sides[1].environ, *shared)),
+            items,
+            rounds=args.rounds,
+            per_round=args.per_round,
+            cpus=args.cpus,
+            together=True,
+        )
     took = time.perf_counter() - clock
     estimates: list[PairedEstimate] = []
     for (bench, idx), (b, h) in zip(pairs, outcomes, strict=True):
