@@ -16,14 +16,36 @@ from jaxbench.store.paired import PairedEstimate, PairedRun, read_paired, write_
 C = [f"{i:040x}" for i in range(1, 7)]
 
 
-def _estimate(ratio: float, verdict: str = "unchanged") -> PairedEstimate:
+def _estimate(
+    ratio: float, verdict: str = "unchanged", p: float | None = None, name: str = "b.T.time_x"
+) -> PairedEstimate:
+    p_value = p if p is not None else (0.001 if verdict == "regression" else 0.5)
     return PairedEstimate(
-        "b.T.time_x", ("64",), ratio, ratio * 0.99, ratio * 1.01, 0.5, 10, 200, verdict
+        name, ("64",), ratio, ratio * 0.99, ratio * 1.01, p_value, 10, 200, verdict
     )
 
 
 def _run(base: str, head: str, ratio: float, verdict: str = "unchanged") -> PairedRun:
     return PairedRun("m1", "env", base, head, 20, 1.02, 0.01, 0, (_estimate(ratio, verdict),))
+
+
+def test_the_series_of_one_pair_are_one_family_holm() -> None:
+    """As in a review: ten series of one pair share alpha; p 0.005 alone is not enough."""
+    from jaxbench.analyse.paired_history import flagged_in_pair
+
+    others = tuple(_estimate(1.0, name=f"b.T{i}.time_x") for i in range(9))
+    weak = PairedRun(
+        "m1", "env", C[0], C[1], 20, 1.02, 0.01, 0, (_estimate(1.03, "regression", 0.005), *others)
+    )
+    strong = PairedRun(
+        "m1", "env", C[1], C[2], 20, 1.02, 0.01, 0, (_estimate(1.03, "regression", 1e-4), *others)
+    )
+    assert flagged_in_pair(weak) == []
+    assert [e.ratio for e in flagged_in_pair(strong)] == [1.03]
+    series = next(s for s in chain_series([weak, strong], C) if s.benchmark == "b.T.time_x")
+    assert [p.commit for p in series.flagged] == [C[2]]
+    assert series.points[1].holm_p == pytest.approx(0.05)  # 0.005 x 10 series
+    assert series.points[2].holm_p == pytest.approx(1e-3)
 
 
 def test_side_by_side_samples_give_the_ratio_its_interval_and_verdict() -> None:

@@ -14,7 +14,12 @@ a *relative time* series (the "relative speed" graph): the first commit is
 log half-widths in quadrature (independent pairs). A commit is *flagged*
 when its own pair says regression: a step is listed at the exact commit, and
 noise between unrelated processes never enters (both sides of a ratio were
-sampled within milliseconds of each other).
+sampled within milliseconds of each other). As in a pull-request review, the
+series of one pair (one commit, machine and environment) are one family:
+their p-values are Holm-adjusted together, and a commit is flagged only when
+the adjusted p-value is below the pair's alpha (and the ratio beyond its
+gate), so that an unchanged commit is flagged in at most ``alpha`` of its
+pairs, however many benchmarks the suite has.
 
 The interval of one pair is a Student t interval on the per-round log
 estimates at confidence ``1 - alpha`` (the rounds are the independent units;
@@ -32,6 +37,7 @@ from jaxbench.analyse.stats import (
     DEFAULT_ALPHA,
     PAIRED_FACTOR,
     compare_paired,
+    holm_adjust,
     paired_round_estimates,
 )
 from jaxbench.store.paired import PairedEstimate, PairedRun, check_commits
@@ -44,6 +50,7 @@ __all__ = [
     "chain_series",
     "estimate_pair",
     "flagged",
+    "flagged_in_pair",
     "paired_series",
 ]
 
@@ -99,10 +106,10 @@ class ChainPoint:
     low: float
     high: float
     step: PairedEstimate | None = None
-
-    @property
-    def flagged(self) -> bool:
-        return self.step is not None and self.step.regression
+    #: the step's p-value, Holm-adjusted over the series of its pair
+    holm_p: float | None = None
+    #: the step's pair says regression after the adjustment
+    flagged: bool = False
 
 
 @dataclass(frozen=True)
@@ -130,6 +137,23 @@ def _log_half(e: PairedEstimate) -> float:
     return math.inf
 
 
+def flagged_in_pair(run: PairedRun) -> list[PairedEstimate]:
+    """The estimates of one pair that flag their commit (Holm over the pair's series)."""
+    adjusted = _holm(run)
+    return [
+        e
+        for e in run.estimates
+        if e.regression and adjusted.get((e.benchmark, e.params), 1.0) < run.alpha
+    ]
+
+
+def _holm(run: PairedRun) -> dict[tuple[str, tuple[str, ...]], float]:
+    """Each tested estimate's p-value, Holm-adjusted over the series of its pair."""
+    tested = [e for e in run.estimates if e.p_value is not None]
+    adjusted = holm_adjust([e.p_value for e in tested if e.p_value is not None])
+    return {(e.benchmark, e.params): p for e, p in zip(tested, adjusted, strict=True)}
+
+
 def chain_series(runs: Iterable[PairedRun], commit_order: Sequence[str]) -> list[PairedSeries]:
     """Chain the pairs of each series in ``commit_order`` (oldest first).
 
@@ -144,9 +168,11 @@ def chain_series(runs: Iterable[PairedRun], commit_order: Sequence[str]) -> list
     position = {c: i for i, c in enumerate(commit_order)}
     edges: dict[tuple[str, str, str, tuple[str, ...]], list[tuple[int, PairedRun, PairedEstimate]]]
     edges = {}
+    holm: dict[int, dict[tuple[str, tuple[str, ...]], float]] = {}
     for run in runs:
         if run.head_commit not in position or run.base_commit not in position:
             continue
+        holm[id(run)] = _holm(run)
         for e in run.estimates:
             key = (run.machine, run.env_name, e.benchmark, e.params)
             edges.setdefault(key, []).append((position[run.head_commit], run, e))
@@ -165,6 +191,7 @@ def chain_series(runs: Iterable[PairedRun], commit_order: Sequence[str]) -> list
             log_value += math.log(e.ratio)
             log_var += _log_half(e) ** 2
             half = math.sqrt(log_var)
+            adjusted = holm[id(run)].get((e.benchmark, e.params))
             points.append(
                 ChainPoint(
                     run.head_commit,
@@ -172,6 +199,8 @@ def chain_series(runs: Iterable[PairedRun], commit_order: Sequence[str]) -> list
                     math.exp(log_value - half),
                     math.exp(log_value + half) if math.isfinite(half) else math.inf,
                     e,
+                    holm_p=adjusted,
+                    flagged=e.regression and adjusted is not None and adjusted < run.alpha,
                 )
             )
         out.append(PairedSeries(machine, env_name, benchmark, params, tuple(points)))

@@ -40,7 +40,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from jaxbench.analyse.paired_history import estimate_pair
+from jaxbench.analyse.paired_history import estimate_pair, flagged_in_pair
 from jaxbench.analyse.stats import DEFAULT_ALPHA, PAIRED_FACTOR
 from jaxbench.commands import add_compile_cache_argument, positive_int
 from jaxbench.errors import UsageError
@@ -379,11 +379,12 @@ def _one_pair(
         fingerprint=fingerprint,
     )
     path = write_paired(results, run)
-    flagged = [e for e in estimates if e.regression]
+    flagged = flagged_in_pair(run)
     print(
         f"jaxbench pair-history: {base[:8]}..{head[:8]} [{env.name}]: {len(items)} item(s), "
         f"{args.rounds} rounds x {args.per_round} in {took:.1f} s; "
-        f"{len(flagged)} regression(s); wrote {path}",
+        f"{len(flagged)} regression(s) (Holm over the pair's {len(estimates)} series); "
+        f"wrote {path}",
         file=sys.stderr,
     )
     return 1

@@ -36,7 +36,8 @@ a regression. Where
 ``jaxbench pair-history`` wrote pairs, ``paired_history`` holds ``pairs``,
 ``series`` and ``flagged``: each commit whose own pair says regression
 (``benchmark``, ``params``, ``machine``, ``env_name``, ``commit``, ``ratio``,
-``low``, ``high``, ``p_value``, ``rounds``).
+``low``, ``high``, ``p_value`` (Holm-adjusted over the pair's series),
+``raw_p_value``, ``rounds``).
 """
 
 from __future__ import annotations

@@ -44,9 +44,9 @@ def _interval(point: ChainPoint) -> str:
 
 
 def _p(point: ChainPoint) -> str:
-    if point.step is None or point.step.p_value is None:
+    if point.holm_p is None:
         return "-"
-    return f"{point.step.p_value:.2g}"
+    return f"{point.holm_p:.2g}"
 
 
 def format_paired_text(series: Sequence[PairedSeries], n_pairs: int) -> str:
@@ -55,7 +55,9 @@ def format_paired_text(series: Sequence[PairedSeries], n_pairs: int) -> str:
     head = f"Paired history ({n_pairs} commit pair(s) timed side by side, {len(series)} series):"
     if not found:
         return f"{head} no commit flagged.\n"
-    rows = [("benchmark", "commit", "paired ratio", "interval", "p", "rounds", "environment")]
+    rows = [
+        ("benchmark", "commit", "paired ratio", "interval", "p (Holm)", "rounds", "environment")
+    ]
     for s, point in found:
         assert point.step is not None
         rows.append(
@@ -98,7 +100,8 @@ def paired_json(series: Sequence[PairedSeries], n_pairs: int) -> dict[str, objec
                 "ratio": _finite(point.step.ratio),
                 "low": _finite(point.step.low),
                 "high": _finite(point.step.high),
-                "p_value": _finite(point.step.p_value),
+                "p_value": _finite(point.holm_p),
+                "raw_p_value": _finite(point.step.p_value),
                 "rounds": point.step.rounds,
             }
         )
