@@ -2,13 +2,15 @@
 
 Six commits of a tiny library (``toylib``, pure Python, no jax: the test is
 about pairing, not jax). Commit 4 makes ``toylib.work`` do real extra work
-(1.5x the loop), far above the paired gate (1.02); the other commits change
-the README only. The suite (``benchmarks/``, the working tree's, as asv runs
-it for every commit) times ``toylib.work``. asv's own results for the six
-commits are written with asv's ``Results`` class (flat values: the unpaired
-history shows nothing). ``jaxbench pair-history`` then times each commit
-beside the one before it, each side with its commit's ``src/`` from
-``git archive`` in front of ``PYTHONPATH``: five pairs.
+(2x the loop), far above the paired gate (1.02): with 1.5x and 8 rounds, a
+run beside a full ``make bench`` on the same 2 cores missed it (p above
+1 %). The other commits change the README only. The suite (``benchmarks/``,
+the working tree's, as asv runs it for every commit) times ``toylib.work``.
+asv's own results for the six commits are written with asv's ``Results``
+class (flat values: the unpaired history shows nothing). ``jaxbench
+pair-history`` then times each commit beside the one before it, each side
+with its commit's ``src/`` from ``git archive`` in front of ``PYTHONPATH``:
+five pairs.
 """
 
 from __future__ import annotations
@@ -92,7 +94,7 @@ def _make(root: Path) -> tuple[str, ...]:
     commits = []
     start = datetime.datetime(2024, 1, 1, tzinfo=datetime.UTC)
     for i in range(1, 7):
-        n = 3000 if i < PLANTED else 4500  # real extra work from commit 4 on
+        n = 3000 if i < PLANTED else 6000  # real extra work from commit 4 on
         (root / "src" / "toylib" / "__init__.py").write_text(WORK.format(n=n))
         (root / "README.md").write_text(f"toylib, revision {i}\n")
         git(root, "add", "-A")
@@ -120,7 +122,7 @@ def measured(tmp_path_factory: pytest.TempPathFactory) -> Measured:
     _asv_results(root, commits)
     done = _jaxbench(
         "pair-history", *reversed(commits), "--machine", MACHINE, "--python", sys.executable,
-        "--env", ENV, "--rounds", "8", "--per-round", "5", cwd=root,
+        "--env", ENV, "--rounds", "10", "--per-round", "5", cwd=root,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     return Measured(root, commits, done.stderr)
@@ -135,10 +137,10 @@ def test_six_commits_make_five_pairs_and_only_commit_4_is_flagged(measured: Meas
     assert [p.commit for p in series.flagged] == [measured.commits[PLANTED - 1]]
     step = series.points[PLANTED - 1].step
     assert step is not None
-    # 1.5x the loop; wide bounds: this machine's other jobs share the CPU
-    assert 1.2 < step.ratio < 2.5
+    # 2x the loop; wide bounds: this machine's other jobs share the CPU
+    assert 1.4 < step.ratio < 3.0
     # the chain carries the step: the last commit sits about as high
-    assert series.points[-1].value > 1.2
+    assert series.points[-1].value > 1.4
     assert series.points[PLANTED - 2].value < 1.15
 
 
