@@ -129,7 +129,13 @@ def _workload_call(spec: str, benchmarks: str) -> Any:
         static_argnames=workload.static_argnames,
         donate_argnums=workload.donate_argnums,
     )
-    carry = workload.carry
+    return _bare_loop(f, tuple(args), dict(kwargs), workload.carry)
+
+
+def _bare_loop(f: Any, args: tuple[Any, ...], kwargs: dict[str, Any], carry: Any) -> Any:
+    """The bare synchronized loop of ``f``, threading ``carry``'s state; warmed up."""
+    import jax
+
     state = {"args": args}
 
     def call() -> float:
@@ -157,34 +163,14 @@ def _harness_call(spec: str, benchmarks: str, bare_loop: bool = False) -> Any:
     """
     import importlib
 
-    import jax
-
     from jaxbench.measure import protocol
 
     sys.path.insert(0, benchmarks)
     module, factory = spec.split(":")
     prepared = protocol.prepare(getattr(importlib.import_module(module), factory)())
     step, block = prepared.call, prepared.block
-    if bare_loop:
-        carry: Any = step.carry  # called with the bare loop's own args holder
-        f, state = step.fn, {"args": tuple(step.args.args)}
-        kwargs = dict(step.args.kwargs)
-
-        def loop() -> float:
-            args = state["args"]
-            start = time.perf_counter()
-            for _ in range(NUMBER):
-                out = f(*args, **kwargs)
-                if carry is not None:
-                    args = tuple(carry(_Args(args, kwargs), out))
-                jax.block_until_ready(out)
-            elapsed = time.perf_counter() - start
-            state["args"] = args
-            return elapsed / NUMBER
-
-        for _ in range(20):
-            loop()
-        return loop
+    if bare_loop:  # carry is called with the bare loop's own args holder
+        return _bare_loop(step.fn, tuple(step.args.args), dict(step.args.kwargs), step.carry)
 
     def call() -> float:
         start = time.perf_counter()
