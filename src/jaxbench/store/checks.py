@@ -25,7 +25,12 @@ from pathlib import Path
 from jaxbench.analyse.kinds import UNCHECKED_TRACK
 from jaxbench.errors import ResultsError
 from jaxbench.store.fsio import write_text_atomic
-from jaxbench.store.hlo_store import env_folder_part, run_dir_from_environ, stored_file_name
+from jaxbench.store.hlo_store import (
+    env_folder_part,
+    run_dir_from_environ,
+    run_files,
+    stored_file_name,
+)
 from jaxbench.store.series_table import SeriesTable
 
 __all__ = [
@@ -90,19 +95,10 @@ def read_unchecked(results_dir: Path) -> tuple[UncheckedNote, ...]:
     found: list[UncheckedNote] = []
     if not root.is_dir():
         return ()
-    for machine_dir in sorted(p for p in root.iterdir() if p.is_dir()):
-        checks = machine_dir / CHECKS_FOLDER
-        if not checks.is_dir():
-            continue
-        for run_dir in sorted(p for p in checks.iterdir() if p.is_dir()):
-            commit, sep, env_name = run_dir.name.partition("-")
-            if not sep:
-                continue
-            for path in sorted(run_dir.glob(f"*{_SUFFIX}")):
-                benchmark, params, reason = _read(path)
-                found.append(
-                    UncheckedNote(machine_dir.name, commit, env_name, benchmark, params, reason)
-                )
+    machines = sorted(p for p in root.iterdir() if p.is_dir())
+    for machine, commit, env_name, path in run_files(machines, CHECKS_FOLDER, _SUFFIX):
+        benchmark, params, reason = _read(path)
+        found.append(UncheckedNote(machine, commit, env_name, benchmark, params, reason))
     return tuple(found)
 
 

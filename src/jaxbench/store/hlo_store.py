@@ -36,7 +36,7 @@ import hashlib
 import json
 import platform
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,6 +57,7 @@ __all__ = [
     "read_stored",
     "results_dir_from_environ",
     "run_dir_from_environ",
+    "run_files",
     "save_hlo",
     "stored_file_name",
 ]
@@ -199,18 +200,30 @@ def list_hlo(results_dir: Path, machine: str | None = None) -> list[StoredHlo]:
         )
     machines = [root / _safe(machine)] if machine is not None else sorted(root.iterdir())
     found: list[StoredHlo] = []
-    for machine_dir in machines:
-        hlo_dir = machine_dir / HLO_FOLDER
-        if not hlo_dir.is_dir():
+    for machine, commit, env_name, path in run_files(machines, HLO_FOLDER, _SUFFIX):
+        benchmark, params, _ = _read(path)
+        found.append(StoredHlo(machine, commit, env_name, benchmark, params, path))
+    return found
+
+
+def run_files(
+    machine_dirs: Iterable[Path], folder: str, suffix: str
+) -> Iterator[tuple[str, str, str, Path]]:
+    """(machine, commit, environment, path) of every ``<machine>/<folder>/<commit>-<env>/*suffix``.
+
+    The layout the HLO store and the unchecked notes share beside asv's
+    results; sorted, folders without a ``-`` skipped.
+    """
+    for machine_dir in machine_dirs:
+        base = machine_dir / folder
+        if not base.is_dir():
             continue
-        for run_dir in sorted(p for p in hlo_dir.iterdir() if p.is_dir()):
+        for run_dir in sorted(p for p in base.iterdir() if p.is_dir()):
             commit, sep, env_name = run_dir.name.partition("-")
             if not sep:
                 continue
-            for path in sorted(run_dir.glob(f"*{_SUFFIX}")):
-                benchmark, params, _ = _read(path)
-                found.append(StoredHlo(machine_dir.name, commit, env_name, benchmark, params, path))
-    return found
+            for path in sorted(run_dir.glob(f"*{suffix}")):
+                yield machine_dir.name, commit, env_name, path
 
 
 def find_run(results_dir: Path, machine: str, commit_prefix: str, env_name: str) -> Path:
