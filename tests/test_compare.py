@@ -299,6 +299,16 @@ def test_real_pvlib_history_with_asv_interval_rule(
     assert status == 1
 
 
+def test_renamed_benchmark_keeps_its_units(capsys: pytest.CaptureFixture[str]) -> None:
+    # jumanji-benchmarks' real results of a benchmark its benchmarks.json no longer lists
+    results = Path(__file__).resolve().parent / "data" / "jumanji" / "results"
+    assert main(["compare", "02c8bec2", "32ec5aec", "--results", str(results)]) == 1
+    out = capsys.readouterr().out
+    assert "13 regressions (13 warm time), 47 skipped" in out
+    row = next(line for line in out.splitlines() if "time_rollout_run(0, 100000, 0, False)" in line)
+    assert row.split()[6:9] == ["132", "ms", "229"], row
+
+
 # -- bad input: exit 2, one line ----------------------------------------------
 
 

@@ -21,6 +21,8 @@ from jaxbench.store.results import History, find_commit, load_history, load_resu
 
 PY36 = "conda-py3.6-ephem3.7.6.0-numba0.36.1-numpy1.12.0-pandas0.22.0-pytables3.6.1-scipy1.2.0"
 UNMODIFIED = f"5a21ca46-{PY36}.json"
+#: jumanji-benchmarks' results: a renamed benchmark that benchmarks.json no longer lists
+JUMANJI_RESULTS = Path(__file__).resolve().parent / "data" / "jumanji" / "results"
 DAY = 86_400_000
 
 
@@ -113,8 +115,32 @@ def test_pvlib_unmodified_file_keeps_values_stats_and_units(pvlib_results: Path)
     assert clear.date == raw["date"]
     assert clear.key.machine == PVLIB_MACHINE
     assert clear.key.version == raw["benchmark_version"][clear.key.benchmark]
-    # benchmarks not in benchmarks.json have no unit, but are still read
-    assert by_name[("temperature.SAPM.time_sapm_cell", ())].unit == ""
+    # benchmarks not in benchmarks.json are still read, with asv's unit for their type
+    assert by_name[("temperature.SAPM.time_sapm_cell", ())].unit == "seconds"
+
+
+def test_units_of_benchmarks_that_benchmarks_json_no_longer_lists() -> None:
+    # jumanji-benchmarks renamed time_rollout_run; its old results keep the old name
+    listed = json.loads((JUMANJI_RESULTS / "benchmarks.json").read_text())
+    assert "time_rollout_run" not in listed
+    history = load_history(JUMANJI_RESULTS)
+    assert {p.key.benchmark for p in history.points} == {"time_rollout_run"}
+    assert {p.unit for p in history.points} == {"seconds"}
+    path = next((JUMANJI_RESULTS / "aa-desktop").glob("02c8bec2-*.json"))
+    assert {p.unit for p in load_result_file(path)} == {"seconds"}
+
+
+def test_unit_of_follows_asv_benchmark_types() -> None:
+    from jaxbench.store.benchmarks_json import unit_of
+
+    listed = {"b.B.track_flops": "flops", "b.B.time_x": "seconds"}
+    assert unit_of(listed, "b.B.track_flops") == "flops"
+    assert unit_of(listed, "gone.Suite.time_old") == "seconds"
+    assert unit_of(listed, "timeraw_import") == "seconds"
+    assert unit_of(listed, "gone.Suite.peakmem_old") == "bytes"
+    assert unit_of(listed, "gone.Suite.mem_old") == "bytes"
+    assert unit_of(listed, "gone.Suite.track_old") == ""  # a track's unit is its own
+    assert unit_of(listed, "gone.time_suite.track_old") == ""  # the method decides
 
 
 def test_pvlib_machine_and_env_filters(pvlib_results: Path) -> None:
@@ -202,7 +228,12 @@ def test_missing_benchmarks_json(asv_writer: AsvResultsWriter) -> None:
     _simple_history(asv_writer)
     (asv_writer.root / "benchmarks.json").unlink()
     history = load_history(asv_writer.root)
-    assert {p.unit for p in history.points} == {""}
+    # asv's unit for a time benchmark; a track's unit is unknown without the file
+    units = {p.key.benchmark: p.unit for p in history.points}
+    assert units == {
+        "workloads.Predict.time_warm": "seconds",
+        "workloads.Predict.track_work_flops": "",
+    }
     assert len(history.warnings) == 1
     assert "benchmarks.json: missing" in history.warnings[0]
 

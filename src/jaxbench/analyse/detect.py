@@ -61,6 +61,7 @@ from typing import TYPE_CHECKING, Any
 from jaxbench.analyse.kinds import Kind, exact_figure, kind_of
 from jaxbench.errors import ResultsError
 from jaxbench.store import jsonc
+from jaxbench.store.benchmarks_json import unit_of
 from jaxbench.store.results import History, Point, SeriesKey
 
 if TYPE_CHECKING:
@@ -596,7 +597,7 @@ def scan(
         if not fitted:
             continue
         kind = kind_of(key.benchmark)
-        unit = table.units.get(key.benchmark, "")
+        unit = unit_of(table.units, key.benchmark)
         for (good_idx, bad_idx, before, best), after, fixed_idx in _found_jumps(
             fitted, limit, min_size, include_fixed
         ):

@@ -14,6 +14,7 @@ links without parameters, default round sizes).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +26,7 @@ __all__ = [
     "BenchmarksJson",
     "read_benchmarks_json",
     "read_benchmarks_json_or_warn",
+    "unit_of",
 ]
 
 #: The ``version`` of benchmarks.json that asv >= 0.5 writes.
@@ -70,6 +72,30 @@ class BenchmarksJson:
         return tuple(
             (b.name, b.round_size) for b in self.benchmarks if b.type == "time" and b.has_repeat
         )
+
+
+#: The unit asv gives each benchmark type it names by prefix (asv.benchmarks'
+#: ``unit`` class attributes); a track's unit is its own, so it has none here.
+_ASV_TYPE_UNITS = (
+    ("time_", "seconds"),
+    ("timeraw_", "seconds"),
+    ("peakmem_", "bytes"),
+    ("mem_", "bytes"),
+)
+
+
+def unit_of(units: Mapping[str, str], benchmark: str) -> str:
+    """The unit of ``benchmark``: its benchmarks.json entry, else asv's unit for its type.
+
+    Results keep benchmarks that a later benchmarks.json no longer lists
+    (renamed or removed); asv names the type by the method's prefix and a
+    time or memory benchmark's unit follows from it. ``""`` when neither says.
+    """
+    unit = units.get(benchmark)
+    if unit:
+        return unit
+    method = benchmark.rsplit(".", 1)[-1]
+    return next((u for prefix, u in _ASV_TYPE_UNITS if method.startswith(prefix)), "")
 
 
 def _info(name: str, entry: object) -> BenchmarkInfo:

@@ -40,6 +40,7 @@ from jaxbench.store.benchmarks_json import (
     BenchmarksJson,
     read_benchmarks_json,
     read_benchmarks_json_or_warn,
+    unit_of,
 )
 
 __all__ = [
@@ -390,7 +391,7 @@ def _points_from_format2(
                     q_25_75=_pair(q25[j], q75[j]),
                     number=_int_or_none(numbers[j]),
                     repeat=_int_or_none(repeats[j]),
-                    unit=units.get(bench, ""),
+                    unit=unit_of(units, bench),
                     skipped=skipped,
                 )
             )
@@ -525,7 +526,8 @@ def load_result_file(path: Path, benchmarks_json: Path | None = None) -> list[Po
     """Points of one asv result file (format 1 or 2), for comparing two files.
 
     The machine is taken from the file itself. Units come from
-    ``benchmarks_json`` when given (``""`` otherwise). NaN (asv: skipped)
+    ``benchmarks_json`` when given, else from asv's benchmark type (``""``
+    for a track). NaN (asv: skipped)
     becomes a skipped point and an infinite value a failed one (both
     ``value=None``). Raises :class:`ResultsError` naming
     the file and the fix when it cannot be read.
