@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -225,6 +226,36 @@ def test_new_and_removed_benchmarks(
     # The fixture gives first calls 5 samples a side here: tested, not significant.
     assert doc["counts"] == {"new": 2, "not significant": 4, "removed": 2, "unchanged": 4}
     assert status == 0
+
+
+def test_new_and_removed_benchmarks_that_asv_skipped_read_skipped_not_failed(
+    asv_writer: AsvResultsWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # asv writes NaN for a skipped combination (setup raised NotImplementedError), None
+    # for a failed one; jumanji-benchmarks' real renamed benchmark showed "failed" for both.
+    _suite(asv_writer)
+    base = {k: v for k, v in BASELINE.items() if k != MEM}
+    head = {k: v for k, v in BASELINE.items() if k != FLOPS}
+    base[FLOPS] = [math.nan, None]
+    head[MEM] = [math.nan, None]
+    asv_writer.write_result(BASE, 1_000, base)
+    asv_writer.write_result(HEAD, 2_000, head)
+    assert _compare(asv_writer.root) == 0
+    cells = {
+        (line.split()[0], line.split()[1]): line.split()[2:4]
+        for line in capsys.readouterr().out.splitlines()
+        if line.startswith(("new ", "removed "))
+    }
+    assert cells == {
+        ("new", f"{MEM}('64')"): ["-", "skipped"],
+        ("new", f"{MEM}('96')"): ["-", "failed"],
+        ("removed", f"{FLOPS}('64')"): ["skipped", "-"],
+        ("removed", f"{FLOPS}('96')"): ["failed", "-"],
+    }
+    assert _compare(asv_writer.root, "--format", "markdown") == 0
+    markdown = capsys.readouterr().out
+    assert f"| new | {MEM} | '64' | - | skipped |" in markdown
+    assert f"| removed | {FLOPS} | '64' | skipped | - |" in markdown
 
 
 def test_environments_are_matched_not_mixed(

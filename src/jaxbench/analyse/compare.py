@@ -473,9 +473,9 @@ def compare_points(
         kind = kind_of(benchmark)
         b, h = base_index.get(match), head_index.get(match)
         if b is not None and h is None:
-            comparison, unit = compare_removed(b.value), b.unit
+            comparison, unit = compare_removed(b.value, skipped=b.skipped), b.unit
         elif h is not None and b is None:
-            comparison, unit = compare_new(h.value), h.unit
+            comparison, unit = compare_new(h.value, skipped=h.skipped), h.unit
         elif b is not None and h is not None:
             comparison, unit = _compare_values(b, h, kind, settings), h.unit
             if b.key.version != h.key.version:

@@ -295,14 +295,16 @@ def _fmt(x: float) -> str:
     return f"{x:.3g}"
 
 
-def compare_new(head: float | None) -> Comparison:
-    """A benchmark that only the head results have."""
-    return Comparison(None, head, None, None, Verdict.NEW, "not in the base results")
+def compare_new(head: float | None, *, skipped: bool = False) -> Comparison:
+    """A benchmark that only the head results have (``skipped``: asv skipped it there)."""
+    why = "not in the base results" + ("; skipped at head" if skipped else "")
+    return Comparison(None, head, None, None, Verdict.NEW, why)
 
 
-def compare_removed(base: float | None) -> Comparison:
-    """A benchmark that only the base results have."""
-    return Comparison(base, None, None, None, Verdict.REMOVED, "not in the head results")
+def compare_removed(base: float | None, *, skipped: bool = False) -> Comparison:
+    """A benchmark that only the base results have (``skipped``: asv skipped it there)."""
+    why = "not in the head results" + ("; skipped at base" if skipped else "")
+    return Comparison(base, None, None, None, Verdict.REMOVED, why)
 
 
 def compare_failures(base: float | None, head: float | None) -> Comparison:
