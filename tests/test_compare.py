@@ -340,6 +340,21 @@ def test_renamed_benchmark_keeps_its_units(capsys: pytest.CaptureFixture[str]) -
     assert row.split()[6:9] == ["132", "ms", "229"], row
 
 
+def test_text_counts_rows_skipped_at_base_and_head_instead_of_listing_them(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # jumanji-benchmarks: 47 of 60 parameter combinations are skipped (NaN) in every run
+    results = Path(__file__).resolve().parent / "data" / "jumanji" / "results"
+    assert main(["compare", "02c8bec2", "32ec5aec", "--results", str(results)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert sum(line.startswith("time regression ") for line in lines) == 13
+    assert not any("skipped at base and head" in line for line in lines[4:-1])
+    assert lines[-1] == "not listed: 47 skipped at base and head ('--format json' lists every row)"
+    main(["compare", "02c8bec2", "32ec5aec", "--results", str(results), "--format", "json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert sum(r["verdict"] == "skipped" for r in doc["rows"]) == 47
+
+
 # -- bad input: exit 2, one line ----------------------------------------------
 
 
