@@ -12,7 +12,6 @@ import pytest
 
 from conftest import PVLIB_RESULTS, AsvResultsWriter, commit_hash
 from jaxbench.cli import main
-from jaxbench.commands.regressions import format_value
 
 PY38 = "conda-py3.8-ephem-numba-numpy-pandas-pytables-scipy"
 DAY = 86_400_000
@@ -113,9 +112,9 @@ def test_asv_conf_in_cwd_gives_results_dir_and_thresholds(
     assert main(["regressions", "--series"]) == 0  # default ./results
     out = capsys.readouterr().out
     assert out.startswith("2 regressions in 2 series")
-    assert "2 KiB" in out
-    assert "4 KiB" in out
-    assert "10 µs" in out
+    assert "2.00 KiB" in out
+    assert "4.00 KiB" in out
+    assert "10.0 µs" in out
     assert "work" in out
     (tmp_path / "asv.conf.json").write_text(
         '{"version": 1, // comment\n "results_dir": "results",'
@@ -164,18 +163,6 @@ def test_bad_input_is_one_line_exit_2(
     assert message in err
     assert err.count("\n") == 1
     assert "Traceback" not in err
-
-
-def test_format_value() -> None:
-    assert format_value(2.5e-6, "seconds") == "2.5 µs"
-    assert format_value(0.0123, "seconds") == "12.3 ms"
-    assert format_value(3.0, "seconds") == "3 s"
-    assert format_value(4e-9, "seconds") == "4 ns"
-    assert format_value(512, "bytes") == "512 B"
-    assert format_value(14336, "bytes") == "14 KiB"
-    assert format_value(3 * 1024**2, "bytes") == "3 MiB"
-    assert format_value(65536, "flops") == "65536 flops"
-    assert format_value(1.5, "") == "1.5"
 
 
 def test_subprocess_never_imports_jax(tmp_path: Path) -> None:

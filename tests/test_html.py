@@ -253,24 +253,6 @@ def test_rows_link_with_env_params_of_their_environment() -> None:
     assert "rows=64" in page
 
 
-@pytest.mark.parametrize(
-    ("value", "unit", "text"),
-    [
-        (2.6e-05, "seconds", "26 µs"),
-        (0.0123, "seconds", "12.3 ms"),
-        (2.0, "seconds", "2 s"),
-        (3e-10, "seconds", "0.3 ns"),
-        (14336.0, "bytes", "14 KiB"),
-        (512.0, "bytes", "512 B"),
-        (65536.0, "flops", "65536 flops"),
-        (2.5e-7, "abs error", "2.5e-07 abs error"),
-        (1.5, "unitless", "1.5"),
-    ],
-)
-def test_format_value(value: float, unit: str, text: str) -> None:
-    assert html.format_value(value, unit) == text
-
-
 def test_summarize_counts_per_environment() -> None:
     def point(env: str, bench: str, commit: str, date: int, value: float | None) -> Point:
         return Point(SeriesKey("box", env, bench, (), None), commit, date, value)

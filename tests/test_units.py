@@ -15,10 +15,17 @@ from jaxbench.render.units import format_ratio, format_spread, format_value
 @pytest.mark.parametrize(
     ("value", "unit", "text"),
     [
-        (2.6e-05, "seconds", "26 µs"),
+        (2.6e-05, "seconds", "26.0 µs"),  # three digits, trailing zeros kept
+        (37e-6, "seconds", "37.0 µs"),
         (0.0123, "seconds", "12.3 ms"),
-        (3e-10, "seconds", "0.3 ns"),
-        (14336.0, "bytes", "14 KiB"),
+        (3e-10, "seconds", "0.300 ns"),
+        (1500.0, "seconds", "1500 s"),  # never 1.5e+03
+        (1023.0 * 1024, "bytes", "1023 KiB"),
+        (2.0, "seconds", "2.00 s"),
+        (4e-9, "seconds", "4.00 ns"),
+        (3 * 1024**2, "bytes", "3.00 MiB"),
+        (14336.0, "bytes", "14.0 KiB"),
+        (191 * 2**20, "bytes", "191 MiB"),
         (512.0, "bytes", "512 B"),
         (98305.0, "flops", "98305 flops"),  # a count off by one must show
         (1.5, "unitless", "1.5"),
@@ -35,7 +42,7 @@ def test_format_spread_reads_like_asv_compare() -> None:
     samples = [36.6e-6, 36.8e-6, 37.0e-6, 37.2e-6, 37.4e-6]
     assert format_spread(37.0e-6, samples, "seconds") == "37.0±0.2µs"
     assert format_spread(0.0675, [0.06, 0.065, 0.07, 0.08], "seconds") == "67.5±4.4ms"
-    assert format_spread(37.0e-6, [37.0e-6], "seconds") == "37 µs"  # one sample: no spread
+    assert format_spread(37.0e-6, [37.0e-6], "seconds") == "37.0 µs"  # one sample: no spread
     assert format_spread(2.0, [1.0, 2.0, 3.0], "ops") == "2.00±0.50 ops"
 
 

@@ -36,8 +36,12 @@ def _scale(value: float, unit: str) -> tuple[float, str] | None:
 
 
 def format_value(value: float | None, unit: str) -> str:
-    """``12.3 µs``, ``14 KiB``, ``512 B``, ``98304 flops``, ``1.5``; None reads ``failed``;
-    ``track_answer_unchecked``'s 1 and 0 (unit ``unchecked``) read ``unchecked``, ``checked``."""
+    """``37.0 µs``, ``14.0 KiB``, ``1023 KiB``, ``512 B``, ``98304 flops``, ``1.5``.
+
+    Seconds and bytes keep three significant digits with their trailing
+    zeros; None reads ``failed``; ``track_answer_unchecked``'s 1 and 0 (unit
+    ``unchecked``) read ``unchecked``, ``checked``.
+    """
     if value is None:
         return "failed"
     if unit == "unchecked" and value in (0.0, 1.0):
@@ -47,17 +51,21 @@ def format_value(value: float | None, unit: str) -> str:
     scaled = _scale(value, unit)
     if scaled is not None:
         number, suffix = scaled
-        return f"{number:.0f} B" if suffix == "B" else f"{number:.3g} {suffix}"
+        return f"{number:.0f} B" if suffix == "B" else f"{_digits(number)} {suffix}"
     text = f"{int(value)}" if value == int(value) and abs(value) < 1e15 else f"{value:.4g}"
     return text if unit in _NO_UNIT else f"{text} {unit}"
 
 
 def _digits(x: float, sig: int = 3) -> str:
-    """``x`` with ``sig`` significant digits, trailing zeros kept (``37.0``, ``0.400``)."""
+    """``x`` with ``sig`` significant digits, trailing zeros kept (``37.0``, ``0.400``).
+
+    A number of ``sig`` digits or more before the point is shown whole
+    (``1023``, ``1000``), never in exponent notation.
+    """
     text = f"{x:#.{sig}g}"
-    if "e" not in text:
-        text = text.rstrip(".")
-    return text
+    if "e" in text and abs(x) >= 1:
+        return f"{x:.0f}"
+    return text.rstrip(".") if "e" not in text else text
 
 
 def format_spread(value: float | None, samples: Sequence[float], unit: str) -> str:
