@@ -92,7 +92,7 @@ def test_a_bad_file_is_one_error_naming_it_or_a_warning(
     assert "\n" not in str(caught.value)
     empty, warning = read_benchmarks_json_or_warn(path)
     assert empty == BenchmarksJson()
-    assert warning == f"{caught.value} (units unknown until then)"
+    assert warning == f"{caught.value} (track units unknown until then)"
 
 
 def test_a_good_file_gives_no_warning() -> None:

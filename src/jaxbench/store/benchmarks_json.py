@@ -7,7 +7,7 @@ all come from this one reader. A missing or damaged file is a
 :class:`ResultsError` naming the file and the fix (:func:`read_benchmarks_json`).
 The analysing commands still read the results without it, as
 ``docs/reliability.md`` says: :func:`read_benchmarks_json_or_warn` gives an
-empty :class:`BenchmarksJson` and the warning they show (units unknown, graph
+empty :class:`BenchmarksJson` and the warning they show (track units unknown, graph
 links without parameters, default round sizes).
 """
 
@@ -146,4 +146,4 @@ def read_benchmarks_json_or_warn(path: Path) -> tuple[BenchmarksJson, str | None
     try:
         return read_benchmarks_json(path), None
     except ResultsError as exc:
-        return BenchmarksJson(), f"{exc} (units unknown until then)"
+        return BenchmarksJson(), f"{exc} (track units unknown until then)"

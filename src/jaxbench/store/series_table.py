@@ -416,7 +416,7 @@ def load_series_table(
     try:
         units = read_units(results_dir / "benchmarks.json")
     except ResultsError as exc:
-        units_warning.append(f"{exc} (units unknown until then)")
+        units_warning.append(f"{exc} (track units unknown until then)")
 
     reused: list[tuple[int, FileEntry]] = []  # (index in cache, entry)
     fresh: list[FileEntry] = []
