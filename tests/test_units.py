@@ -21,6 +21,10 @@ from jaxbench.render.units import format_ratio, format_spread, format_value
         (3e-10, "seconds", "0.300 ns"),
         (1500.0, "seconds", "1500 s"),  # never 1.5e+03
         (1023.0 * 1024, "bytes", "1023 KiB"),
+        (999.96e-6, "seconds", "1.00 ms"),  # the unit follows the value as shown
+        (0.99996, "seconds", "1.00 s"),
+        (999.4e-6, "seconds", "999 µs"),
+        (1023.9 * 1024, "bytes", "1.00 MiB"),
         (2.0, "seconds", "2.00 s"),
         (4e-9, "seconds", "4.00 ns"),
         (3 * 1024**2, "bytes", "3.00 MiB"),

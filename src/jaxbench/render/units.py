@@ -22,17 +22,25 @@ _SCALED = frozenset(name for _, name in (*_SECONDS, *_BINARY)) | {"B"}
 
 
 def _scale(value: float, unit: str) -> tuple[float, str] | None:
-    """``value`` in a readable multiple of ``unit`` (seconds, bytes), or None."""
+    """``value`` in a readable multiple of ``unit`` (seconds, bytes), or None.
+
+    The multiple is chosen on the value as shown (three significant digits),
+    so 999.96 µs reads ``1.00 ms``, never ``1000 µs``.
+    """
     if unit == "seconds":
         for scale, suffix in _SECONDS:
-            if abs(value) >= scale or suffix == "ns":
+            if _shown_at_least_one(value / scale) or suffix == "ns":
                 return value / scale, suffix
     if unit == "bytes":
         for scale, suffix in _BINARY:
-            if abs(value) >= scale:
+            if _shown_at_least_one(value / scale):
                 return value / scale, suffix
         return value, "B"
     return None
+
+
+def _shown_at_least_one(number: float) -> bool:
+    return abs(float(f"{number:.3g}")) >= 1.0
 
 
 def format_value(value: float | None, unit: str) -> str:
