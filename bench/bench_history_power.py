@@ -9,8 +9,12 @@ every commit, as asv runs the working tree's suite.
 
 Every pair (commit k-1, commit k) is timed in lockstep exactly as ``jaxbench
 pair-history`` does (:func:`jaxbench.lockstep.coordinator.run_lockstep_suite`,
-this Python, each side's ``toylib`` in front of ``PYTHONPATH``) and estimated
-with :func:`jaxbench.analyse.paired_history.estimate_pair`. From the same
+this Python, each side's ``toylib`` in front of ``PYTHONPATH``; ``--rounds``
+rounds, then ``--second-look`` more where
+:func:`jaxbench.analyse.paired_history.wants_second_look` asks for them, as
+``pair-history``'s defaults) and estimated with
+:func:`jaxbench.analyse.paired_history.estimate_pair`. ``--second-look 0``
+measures one look of ``--rounds``. From the same
 samples, each commit's unpaired value (the median of its samples where it was
 the head; commit 1's where it was the base) goes through asv's own step
 detection (``asv.step_detect.detect_steps`` + ``detect_regressions``, threshold
@@ -33,8 +37,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from jaxbench.analyse.paired_history import estimate_pair
-from jaxbench.lockstep.coordinator import Item, Side, run_lockstep_suite
+from jaxbench.analyse.paired_history import estimate_pair, wants_second_look
+from jaxbench.lockstep.coordinator import Item, Side, SideResult, run_lockstep_suite
 
 WORK = """\
 def work():
@@ -73,8 +77,8 @@ def _asv_flags(values: list[float], threshold: float) -> set[int]:
 
 def one_history(
     tmp: Path, planted: int | None, args: argparse.Namespace
-) -> tuple[set[int], set[int]]:
-    """(commits the paired history flags, commits asv's step detection flags)."""
+) -> tuple[set[int], set[int], int]:
+    """(commits the paired history flags, commits asv's flags, pairs given a second look)."""
     bench = tmp / "benchmarks"
     bench.mkdir(parents=True)
     (bench / "__init__.py").write_text("")
@@ -86,24 +90,42 @@ def one_history(
         libs.append(_library(tmp / f"c{k}", n))
     paired: set[int] = set()
     head_samples: dict[int, tuple[float, ...]] = {}
+    looked_again = 0
+
+    def more(_i: int, b: SideResult, h: SideResult) -> bool:
+        nonlocal looked_again
+        wanted = wants_second_look(b.samples, h.samples, per_round=args.per_round, family=1)
+        looked_again += wanted
+        return wanted
+
+    first_look = args.rounds if args.second_look else None
     for k in range(1, args.commits):
         sides = [
             Side(label, sys.executable, bench, environ=(("PYTHONPATH", str(libs[j])),))
             for label, j in (("base", k - 1), ("head", k))
         ]
         ((b, h),) = run_lockstep_suite(
-            sides[0], sides[1], [ITEM], rounds=args.rounds, per_round=args.per_round
+            sides[0],
+            sides[1],
+            [ITEM],
+            rounds=args.rounds,
+            per_round=args.per_round,
+            more_rounds=args.second_look,
+            more=more,
         )
         if b.failure or h.failure:
             raise SystemExit(f"pair {k}: {b.failure or h.failure}")
-        estimate = estimate_pair(ITEM.name, (), b.samples, h.samples, per_round=args.per_round)
+        estimate = estimate_pair(
+            ITEM.name, (), b.samples, h.samples, per_round=args.per_round, first_look=first_look
+        )
         if estimate is not None and estimate.regression:
             paired.add(k)
-        head_samples[k] = h.samples
+        first = args.rounds * args.per_round  # asv's view: the same count for every commit
+        head_samples[k] = h.samples[:first]
         if k == 1:
-            head_samples[0] = b.samples
+            head_samples[0] = b.samples[:first]
     values = [statistics.median(head_samples[k]) for k in range(args.commits)]
-    return paired, _asv_flags(values, args.asv_threshold)
+    return paired, _asv_flags(values, args.asv_threshold), looked_again
 
 
 def main() -> int:
@@ -112,7 +134,8 @@ def main() -> int:
     parser.add_argument("--without", dest="n_without", type=int, default=20)
     parser.add_argument("--commits", type=int, default=10)
     parser.add_argument("--slowdown", type=float, default=0.05)
-    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=10, help="rounds of the first look")
+    parser.add_argument("--second-look", type=int, default=10, help="0: one look")
     parser.add_argument("--per-round", type=int, default=20)
     parser.add_argument("--loop", type=int, default=5_000, help="loop length of toylib.work")
     parser.add_argument("--number", type=int, default=4, help="calls per sample")
@@ -126,9 +149,11 @@ def main() -> int:
         for m in ("paired", "asv")
     }
     start = time.perf_counter()
+    looked_again = 0
     with tempfile.TemporaryDirectory(prefix="history-power-") as tmp:
         for i, planted in enumerate(plan):
-            flags = one_history(Path(tmp) / f"h{i}", planted, args)
+            *flags, again = one_history(Path(tmp) / f"h{i}", planted, args)
+            looked_again += again
             for method, found in zip(("paired", "asv"), flags, strict=True):
                 c = counts[method]
                 unchanged = [k for k in range(1, args.commits) if k != planted]
@@ -148,10 +173,16 @@ def main() -> int:
                 flush=True,
             )
     wall = time.perf_counter() - start
+    pairs = len(plan) * (args.commits - 1)
+    looks = (
+        f", +{args.second_look} for {looked_again} of {pairs} pairs (second look)"
+        if args.second_look
+        else ""
+    )
     print(
         f"{args.n_with} histories with a +{args.slowdown:.0%} slowdown, {args.n_without} without; "
         f"{args.commits} commits each; lockstep {args.rounds} rounds x {args.per_round} samples "
-        f"a pair; {wall:.0f} s in all"
+        f"a pair{looks}; {wall:.0f} s in all"
     )
     print(f"{'method':<28} {'flagged at the right commit':>28} {'unchanged pairs flagged':>24}")
     for method, label in (

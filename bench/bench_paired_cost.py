@@ -5,7 +5,8 @@ Times, in this virtualenv (asv ``--python=same``, no environment to build):
 1. ``asv run`` of one commit: the whole suite (every benchmark: time, memory,
    figures), asv's own rounds;
 2. ``jaxbench pair-history`` of one pair (HEAD~1, HEAD): every ``time_*``
-   benchmark and parameter set, ``--rounds`` x ``--per-round``, one worker
+   benchmark and parameter set, ``--rounds`` x ``--per-round`` and the
+   second look (``--second-look`` rounds where asked for), one worker
    pair per round serving the whole suite (each side's ``src/`` from
    ``git archive`` in front of ``PYTHONPATH``);
 3. with ``--per-benchmark``, the same lockstep sampling with a process pair
@@ -13,7 +14,8 @@ Times, in this virtualenv (asv ``--python=same``, no environment to build):
    the ratio the issue's "Cost" item asks about.
 
 Prints the wall times and the ratios. Usage:
-``python bench/bench_paired_cost.py [--rounds 10] [--per-round 20] [--per-benchmark]``.
+``python bench/bench_paired_cost.py [--rounds 10] [--per-round 20] [--second-look 10]
+[--per-benchmark]``.
 """
 
 from __future__ import annotations
@@ -31,12 +33,17 @@ MACHINE = "cost"
 ENV = "existing-same"
 
 
-def _wall(cmd: list[str]) -> float:
+def _wall(cmd: list[str], *, echo: str = "") -> float:
+    """Seconds ``cmd`` took; prints its stderr lines that contain ``echo``, if given."""
     start = time.perf_counter()
     done = subprocess.run(cmd, check=False, cwd=ROOT, capture_output=True, text=True)
     if done.returncode not in (0, 2):  # asv: 2 when a benchmark failed
         raise SystemExit(f"{' '.join(cmd[:5])}: exit {done.returncode}\n{done.stdout}{done.stderr}")
-    return time.perf_counter() - start
+    took = time.perf_counter() - start
+    for line in done.stderr.splitlines():
+        if echo and echo in line:
+            print(f"  {line}", flush=True)
+    return took
 
 
 def _rev(name: str) -> str:
@@ -47,6 +54,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--per-round", type=int, default=20)
+    parser.add_argument("--second-look", type=int, default=10, help="as pair-history's")
     parser.add_argument("--per-benchmark", action="store_true")
     parser.add_argument("-b", "--bench", default=None, help="limit both runs (asv -b regex)")
     args = parser.parse_args()
@@ -74,10 +82,13 @@ def main() -> int:
              "--config", str(ROOT / "asv.conf.json"), "--python", sys.executable, "--env", ENV,
              "--machine", MACHINE, "--results", str(tmp / "results"),
              "--benchmarks", str(ROOT / "benchmarks"), "--rounds", str(args.rounds),
-             "--per-round", str(args.per_round), *only]
+             "--per-round", str(args.per_round), "--second-look", str(args.second_look),
+             *only],
+            echo="rounds x",
         )  # fmt: skip
         print(
-            f"pair-history, one pair, time_* ({args.rounds}x{args.per_round}): {paired:7.1f} s"
+            f"pair-history, one pair, time_* ({args.rounds}x{args.per_round}, second look "
+            f"{args.second_look}): {paired:7.1f} s"
             f"  = {paired / asv:.2f}x the asv run",
             flush=True,
         )

@@ -21,6 +21,7 @@ from conftest import AsvResultsWriter, commit_hash
 from jaxbench.lockstep.coordinator import (
     Item,
     Side,
+    SideResult,
     list_benchmarks,
     round_cpus,
     run_lockstep,
@@ -327,6 +328,47 @@ def test_one_worker_pair_per_round_serves_every_benchmark(tmp_path: Path) -> Non
     # every benchmark set up in every round on both sides, by 2 processes a round, not 6
     assert {name for name, _ in noted} == {"one", "two1", "two2"}
     assert len(pids) == 3 * 2
+
+
+def test_a_second_look_samples_only_the_items_asked_for_in_fresh_worker_pairs(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "pids.txt"
+    env = (("PID_LOG", str(log)),)
+    base = Side("base", sys.executable, _pid_suite(tmp_path / "b" / "benchmarks", 0.0), environ=env)
+    head = Side("head", sys.executable, _pid_suite(tmp_path / "h" / "benchmarks", 0.0), environ=env)
+    items = [Item("pids.One.time_it"), Item("pids.Two.time_it", 0)]
+    seen: list[tuple[int, int, int]] = []
+
+    def more(i: int, b: SideResult, h: SideResult) -> bool:
+        seen.append((i, len(b.samples), len(h.samples)))
+        return i == 1
+
+    (one_b, one_h), (two_b, two_h) = run_lockstep_suite(
+        base, head, items, rounds=3, per_round=2, more_rounds=2, more=more
+    )
+    assert seen == [(0, 6, 6), (1, 6, 6)]  # asked once per item, with the first look's samples
+    assert len(one_b.samples) == len(one_h.samples) == 6
+    assert len(two_b.samples) == len(two_h.samples) == 10
+    noted = [line.split() for line in log.read_text().splitlines()]
+    one_pids = {pid for name, pid in noted if name == "one"}
+    two_pids = {pid for name, pid in noted if name == "two1"}
+    assert len(one_pids) == 3 * 2  # the first look's worker pairs only
+    assert len(two_pids) == 5 * 2
+    assert one_pids < two_pids
+
+
+def test_no_second_look_when_no_item_asks(tmp_path: Path) -> None:
+    log = tmp_path / "pids.txt"
+    env = (("PID_LOG", str(log)),)
+    base = Side("base", sys.executable, _pid_suite(tmp_path / "b" / "benchmarks", 0.0), environ=env)
+    head = Side("head", sys.executable, _pid_suite(tmp_path / "h" / "benchmarks", 0.0), environ=env)
+    ((b, h),) = run_lockstep_suite(
+        base, head, [Item("pids.One.time_it")], rounds=2, per_round=3, more_rounds=4,
+        more=lambda _i, _b, _h: False,
+    )  # fmt: skip
+    assert len(b.samples) == len(h.samples) == 6
+    assert len({pid for _, pid in (line.split() for line in log.read_text().splitlines())}) == 4
 
 
 def test_ab_alone_writes_machine_json_and_compare_reads_the_directory(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -105,11 +106,20 @@ def test_the_file_round_trips_and_a_future_format_is_refused(tmp_path: Path) -> 
     path.write_text(json.dumps(data))
     with pytest.raises(ResultsError, match="field 'ratio' missing"):
         read_paired(path)
+    looked = replace(run, first_look=10)
+    assert read_paired(write_paired(tmp_path, looked)) == looked
+    data = json.loads(path.read_text())
+    assert data["first_look"] == 10
+    del data["first_look"]  # written before two looks: one look
+    path.write_text(json.dumps(data))
+    assert read_paired(path).first_look is None
+    data["first_look"] = "ten"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ResultsError, match="'first_look' is not a round count"):
+        read_paired(path)
 
 
 def test_a_machine_change_starts_a_new_segment() -> None:
-    from dataclasses import replace
-
     runs = [
         replace(_run(C[0], C[1], 1.1), fingerprint="aaaaaaaaaaaa"),
         replace(_run(C[1], C[2], 1.2), fingerprint="bbbbbbbbbbbb"),

@@ -24,6 +24,8 @@ from jaxbench.analyse.stats import (
     paired_round_estimates,
     round_medians,
     rounds_p_value,
+    second_look_wanted,
+    two_look_p_value,
 )
 
 SIGNIFICANT = (Verdict.REGRESSION, Verdict.IMPROVEMENT)
@@ -419,6 +421,70 @@ def test_paired_p_value_is_a_one_sample_t_test_on_the_estimates() -> None:
     assert paired_p_value([0.0] * 8) == 1.0
     assert paired_p_value([0.01] * 8) == 0.0  # a constant shift: no spread at all
     assert paired_p_value([0.1]) == 1.0
+
+
+def test_two_look_p_value_is_weighted_bonferroni_over_the_looks() -> None:
+    assert two_look_p_value(0.0005, None) == pytest.approx(0.005)  # 0.0005 / 0.1
+    assert two_look_p_value(0.05, None) == pytest.approx(0.5)
+    assert two_look_p_value(0.05, 0.0045) == pytest.approx(0.005)  # 0.0045 / 0.9
+    assert two_look_p_value(0.0001, 0.5) == pytest.approx(0.001)  # the smaller one counts
+    assert two_look_p_value(0.5, 0.95) == 1.0
+    assert two_look_p_value(0.04, 0.04, share=0.5) == pytest.approx(0.08)
+    with pytest.raises(ValueError, match="share"):
+        two_look_p_value(0.1, 0.1, share=1.0)
+
+
+def test_a_second_look_is_wanted_only_where_it_can_change_the_verdict() -> None:
+    assert second_look_wanted(0.05)  # suggestive
+    assert second_look_wanted(0.002)  # significant at 0.01 alone, not at the first look's 0.001
+    assert not second_look_wanted(0.0005)  # decided at the first look
+    assert not second_look_wanted(0.3)  # nothing there: stop
+    assert second_look_wanted(0.0005, family=40)  # one of 40 series: Holm needs more
+    assert not second_look_wanted(0.00001, family=40)
+
+
+def _two_looks(rng: np.random.Generator, shift: float, sd: float) -> tuple[float, float]:
+    """(one look of 10 rounds' p-value, the two-look p-value) of one simulated pair."""
+    first = list(rng.normal(shift, sd, 10))
+    p1 = paired_p_value(first)
+    p2 = None
+    if second_look_wanted(p1):
+        p2 = paired_p_value(first + list(rng.normal(shift, sd, 10)))
+    return p1, two_look_p_value(p1, p2)
+
+
+def test_two_looks_keep_the_false_alarm_rate_and_find_what_one_look_misses() -> None:
+    """Simulated per-round log ratios: under no change, the two-look p-value is below
+    0.01 in about 1 % of 4,000 pairs, as one look; a step one look of 10 rounds
+    finds in about half the pairs, two looks find in most."""
+    rng = np.random.default_rng(11)
+    null = [_two_looks(rng, 0.0, 0.03) for _ in range(4000)]
+    one_false = sum(p1 < DEFAULT_ALPHA for p1, _ in null)
+    two_false = sum(p < DEFAULT_ALPHA for _, p in null)
+    assert 20 <= one_false <= 60
+    assert two_false <= 60
+    step = [_two_looks(rng, 0.035, 0.03) for _ in range(1000)]
+    one_found = sum(p1 < DEFAULT_ALPHA for p1, _ in step)
+    two_found = sum(p < DEFAULT_ALPHA for _, p in step)
+    assert one_found < 800
+    assert two_found >= one_found + 150
+
+
+def test_compare_paired_combines_the_looks_it_was_measured_in() -> None:
+    base, head = _paired_rounds(5, 20, 10, 1.03, process_sd=0.3, own_sd=0.02)
+    one = compare_paired(base[:100], head[:100], round_size=10)
+    both = compare_paired(base, head, round_size=10, first_look=10)
+    only_first = compare_paired(base[:100], head[:100], round_size=10, first_look=10)
+    assert one is not None
+    assert both is not None
+    assert only_first is not None
+    assert one.p_value is not None
+    assert both.p_value is not None
+    twenty = paired_p_value(paired_round_estimates(base, head, 10) or [])
+    assert both.p_value == pytest.approx(two_look_p_value(one.p_value, twenty))
+    assert only_first.p_value == pytest.approx(min(1.0, one.p_value / 0.1))
+    assert "paired t over 20 side-by-side rounds (looks at 10 and 20" in both.reason
+    assert "(looks at 10;" in only_first.reason
 
 
 def test_holm_adjust_matches_the_step_down_rule() -> None:

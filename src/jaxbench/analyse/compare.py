@@ -55,7 +55,14 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from jaxbench.analyse.kinds import REPEAT, TOLERANCE_TRACK, UNCHECKED_TRACK, Kind, kind_of
+from jaxbench.analyse.kinds import (
+    REPEAT,
+    TOLERANCE_TRACK,
+    UNCHECKED_TRACK,
+    Kind,
+    kind_of,
+    method_of,
+)
 from jaxbench.analyse.stats import (
     DEFAULT_ALPHA,
     DEFAULT_FACTOR,
@@ -325,9 +332,9 @@ def _compare_values(base: Point, head: Point, kind: Kind, settings: Settings) ->
     if kind is Kind.WORK:
         return compare_exact(b_value, h_value)
     if kind is Kind.ACCURACY:
-        if base.key.benchmark.rsplit(".", 1)[-1] == UNCHECKED_TRACK:
+        if method_of(base.key.benchmark) == UNCHECKED_TRACK:
             return _compare_unchecked_flag(b_value, h_value)
-        if base.key.benchmark.rsplit(".", 1)[-1] == TOLERANCE_TRACK:
+        if method_of(base.key.benchmark) == TOLERANCE_TRACK:
             return _compare_tolerance(b_value, h_value)
         exact = compare_exact(b_value, h_value)
         if exact.verdict in (Verdict.REGRESSION, Verdict.IMPROVEMENT):
@@ -411,7 +418,7 @@ def _unchecked(
     declared = {
         (p.key.benchmark.rsplit(".", 1)[0], p.key.params, p.key.env_name): p
         for p in head
-        if p.key.benchmark.rsplit(".", 1)[-1] == UNCHECKED_TRACK and p.value == 1.0
+        if method_of(p.key.benchmark) == UNCHECKED_TRACK and p.value == 1.0
     }
     out: list[Row] = []
     for row in rows:
@@ -430,7 +437,13 @@ def _unchecked(
         why = note.reason if note else "declared Unchecked (its reason was not kept)"
         c = row.comparison
         if c.verdict is Verdict.SKIPPED:
-            c = replace(c, verdict=Verdict.UNCHECKED, reason=f"unchecked: {why}")
+            c = replace(
+                c,
+                verdict=Verdict.UNCHECKED,
+                reason=f"unchecked: {why}",
+                base_skipped=False,  # not a skip: the figure does not exist, by declaration
+                head_skipped=False,
+            )
         elif c.verdict is Verdict.UNCHECKED:
             c = _with_note(c, why)
         out.append(replace(row, comparison=c))

@@ -51,6 +51,7 @@ __all__ = [
     "Kind",
     "exact_figure",
     "kind_of",
+    "method_of",
 ]
 
 
@@ -109,18 +110,23 @@ WORKLOAD_MEMORY_TRACKS = {
 REPEAT = 30
 
 
+def method_of(benchmark: str) -> str:
+    """The method of an asv benchmark's dotted name (``time_warm`` of ``m.Class.time_warm``)."""
+    return benchmark.rsplit(".", 1)[-1]
+
+
 def exact_figure(benchmark: str) -> bool:
     """Whether a benchmark's figure is deterministic: any lasting change is a change.
 
     XLA's work figures, and whether the answer was checked at all
     (``track_answer_unchecked``: 0 or 1).
     """
-    return kind_of(benchmark).exact or benchmark.rsplit(".", 1)[-1] == UNCHECKED_TRACK
+    return kind_of(benchmark).exact or method_of(benchmark) == UNCHECKED_TRACK
 
 
 def kind_of(benchmark: str) -> Kind:
     """The kind of an asv benchmark, from its full dotted name."""
-    method = benchmark.rsplit(".", 1)[-1]
+    method = method_of(benchmark)
     if method.startswith("time_"):
         return Kind.TIME
     if method in COMPILE_TRACKS:

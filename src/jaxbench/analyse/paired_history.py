@@ -24,6 +24,14 @@ pairs, however many benchmarks the suite has.
 The interval of one pair is a Student t interval on the per-round log
 estimates at confidence ``1 - alpha`` (the rounds are the independent units;
 the samples inside a round are not).
+
+A pair is measured in up to two looks: ``rounds`` rounds for every series,
+then a second look of as many rounds again for the series whose first look
+is suggestive but not decisive (:func:`wants_second_look`). The p-value is
+the two looks' combined one (:func:`jaxbench.analyse.stats.two_look_p_value`:
+a tenth of alpha spent at the first look), so the false-alarm rate stays at
+``alpha`` while a +5 % step missed at 10 rounds gets the power of 20; most
+unchanged series stop after the first look, so the second costs little.
 """
 
 from __future__ import annotations
@@ -38,7 +46,9 @@ from jaxbench.analyse.stats import (
     PAIRED_FACTOR,
     compare_paired,
     holm_adjust,
+    paired_p_value,
     paired_round_estimates,
+    second_look_wanted,
 )
 from jaxbench.store.paired import PairedEstimate, PairedRun, check_commits
 
@@ -52,6 +62,7 @@ __all__ = [
     "flagged",
     "flagged_in_pair",
     "paired_series",
+    "wants_second_look",
 ]
 
 
@@ -70,10 +81,20 @@ def estimate_pair(
     per_round: int,
     factor: float = PAIRED_FACTOR,
     alpha: float = DEFAULT_ALPHA,
+    first_look: int | None = None,
 ) -> PairedEstimate | None:
-    """The paired estimate of one item, or None when the samples are not whole paired rounds."""
+    """The paired estimate of one item, or None when the samples are not whole paired rounds.
+
+    ``first_look``: the rounds of the first look when the pair was measured
+    in two looks (the p-value is then the looks' combined one).
+    """
     comparison = compare_paired(
-        base_samples, head_samples, round_size=per_round, factor=factor, alpha=alpha
+        base_samples,
+        head_samples,
+        round_size=per_round,
+        factor=factor,
+        alpha=alpha,
+        first_look=first_look,
     )
     estimates = paired_round_estimates(base_samples, head_samples, per_round)
     if comparison is None or estimates is None or comparison.ratio is None:
@@ -95,6 +116,25 @@ def estimate_pair(
         verdict=comparison.verdict.value,
         reason=comparison.reason,
     )
+
+
+def wants_second_look(
+    base_samples: Sequence[float],
+    head_samples: Sequence[float],
+    *,
+    per_round: int,
+    family: int,
+    alpha: float = DEFAULT_ALPHA,
+) -> bool:
+    """Whether one series of a pair, after its first look, should be sampled further.
+
+    ``family`` is the number of series of the pair (the Holm family); see
+    :func:`jaxbench.analyse.stats.second_look_wanted`.
+    """
+    estimates = paired_round_estimates(base_samples, head_samples, per_round)
+    if estimates is None:
+        return False
+    return second_look_wanted(paired_p_value(estimates), family=family, alpha=alpha)
 
 
 @dataclass(frozen=True)

@@ -66,8 +66,10 @@ __all__ = [
     "DEFAULT_ALPHA",
     "DEFAULT_FACTOR",
     "EXACT_RTOL",
+    "FIRST_LOOK_SHARE",
     "MIN_PAIRED_ROUNDS",
     "PAIRED_FACTOR",
+    "SECOND_LOOK_BELOW",
     "Comparison",
     "Verdict",
     "compare_exact",
@@ -84,7 +86,9 @@ __all__ = [
     "paired_round_estimates",
     "round_medians",
     "rounds_p_value",
+    "second_look_wanted",
     "step_p_value",
+    "two_look_p_value",
 ]
 
 DEFAULT_ALPHA = 0.01
@@ -93,6 +97,12 @@ DEFAULT_FACTOR = 1.05
 #: percent (``docs/detection-power.md``), so a 2 % change can be called.
 PAIRED_FACTOR = 1.02
 EXACT_RTOL = 1e-9
+#: A paired test with a second look (:func:`two_look_p_value`) spends this
+#: share of alpha at the first look and the rest at the second.
+FIRST_LOOK_SHARE = 0.1
+#: The first look's p-value below which a second look is worth its rounds
+#: (:func:`second_look_wanted`); above it the series stops, undecided.
+SECOND_LOOK_BELOW = 0.1
 # Above this many samples in all, or with ties, scipy's exact distribution is
 # replaced by the tie-corrected normal approximation.
 _EXACT_MAX_TOTAL = 60
@@ -137,6 +147,9 @@ class Comparison:
     #: ``p_value`` adjusted for every tested row of the review (Holm), once
     #: :func:`holm_adjust` has been applied; None before, or for untested rows.
     p_family: float | None = None
+    #: asv skipped the benchmark on that side (its value is NaN in asv's file)
+    base_skipped: bool = False
+    head_skipped: bool = False
 
 
 def _finite(values: Sequence[float]) -> list[float]:
@@ -298,13 +311,13 @@ def _fmt(x: float) -> str:
 def compare_new(head: float | None, *, skipped: bool = False) -> Comparison:
     """A benchmark that only the head results have (``skipped``: asv skipped it there)."""
     why = "not in the base results" + ("; skipped at head" if skipped else "")
-    return Comparison(None, head, None, None, Verdict.NEW, why)
+    return Comparison(None, head, None, None, Verdict.NEW, why, head_skipped=skipped)
 
 
 def compare_removed(base: float | None, *, skipped: bool = False) -> Comparison:
     """A benchmark that only the base results have (``skipped``: asv skipped it there)."""
     why = "not in the head results" + ("; skipped at base" if skipped else "")
-    return Comparison(base, None, None, None, Verdict.REMOVED, why)
+    return Comparison(base, None, None, None, Verdict.REMOVED, why, base_skipped=skipped)
 
 
 def compare_failures(base: float | None, head: float | None) -> Comparison:
@@ -335,16 +348,21 @@ def compare_skipped(
     """
     if not (base_skipped or head_skipped):
         raise ValueError("compare_skipped needs a skipped side")
+    sides = {"base_skipped": base_skipped, "head_skipped": head_skipped}
     if base_skipped and head_skipped:
-        return Comparison(None, None, None, None, Verdict.SKIPPED, "skipped at base and head")
+        return Comparison(
+            None, None, None, None, Verdict.SKIPPED, "skipped at base and head", **sides
+        )
     if base_skipped:
         if head is None:
             return Comparison(
-                None, None, None, None, Verdict.FAILED, "skipped at base, fails at head"
+                None, None, None, None, Verdict.FAILED, "skipped at base, fails at head", **sides
             )
-        return Comparison(None, head, None, None, Verdict.SKIPPED, "skipped at base: not compared")
+        return Comparison(
+            None, head, None, None, Verdict.SKIPPED, "skipped at base: not compared", **sides
+        )
     what = "failed at base" if base is None else "not compared"
-    return Comparison(base, None, None, None, Verdict.SKIPPED, f"skipped at head: {what}")
+    return Comparison(base, None, None, None, Verdict.SKIPPED, f"skipped at head: {what}", **sides)
 
 
 def compare_factor(base: float, head: float, *, factor: float, fail: bool = False) -> Comparison:
@@ -448,12 +466,33 @@ def compare_samples(
     )
 
 
+def _measured(
+    values: tuple[float, float, float | None, float],
+    p: float | None,
+    verdict: Verdict,
+    reason: str,
+    sizes: dict[str, int],
+) -> Comparison:
+    """A comparison of two measured sides: (base, head, ratio, shift), p, verdict and why."""
+    b_med, h_med, ratio, shift = values
+    return Comparison(
+        b_med,
+        h_med,
+        ratio,
+        p,
+        verdict,
+        reason,
+        shift,
+        n_base=sizes["n_base"],
+        n_head=sizes["n_head"],
+    )
+
+
 def _inconclusive(
     values: tuple[float, float, float | None, float], reason: str, sizes: dict[str, int]
 ) -> Comparison:
     """Too little data for the test to reach alpha: (base, head, ratio, shift) and why."""
-    b_med, h_med, ratio, shift = values
-    return Comparison(b_med, h_med, ratio, None, Verdict.INCONCLUSIVE, reason, shift, **sizes)
+    return _measured(values, None, Verdict.INCONCLUSIVE, reason, sizes)
 
 
 def _tested(
@@ -471,24 +510,15 @@ def _tested(
     ``values`` is (base, head, ratio, shift); ``direction`` is the gate's
     answer (UNCHANGED: within it); ``gate`` words the reason.
     """
-    b_med, h_med, ratio, shift = values
     beyond, within, factor = gate
     if p < alpha and direction is not Verdict.UNCHANGED:
-        return Comparison(
-            b_med,
-            h_med,
-            ratio,
-            p,
-            direction,
-            f"{test} p={_fmt(p)} < {alpha:g} and {beyond} {factor:g}",
-            shift,
-            **sizes,
-        )
+        reason = f"{test} p={_fmt(p)} < {alpha:g} and {beyond} {factor:g}"
+        return _measured(values, p, direction, reason, sizes)
     if p < alpha:
         reason = f"{test} p={_fmt(p)} < {alpha:g} but {within} factor {factor:g}"
     else:
         reason = f"{test} p={_fmt(p)} >= {alpha:g}"
-    return Comparison(b_med, h_med, ratio, p, Verdict.NOT_SIGNIFICANT, reason, shift, **sizes)
+    return _measured(values, p, Verdict.NOT_SIGNIFICANT, reason, sizes)
 
 
 def _compare_intervals(
@@ -622,6 +652,45 @@ def holm_adjust(p_values: Sequence[float]) -> list[float]:
     return adjusted
 
 
+def two_look_p_value(first: float, second: float | None, share: float = FIRST_LOOK_SHARE) -> float:
+    """One p-value for a test looked at twice: weighted Bonferroni over the looks.
+
+    ``first`` is the test's p-value on the first look's rounds, ``second`` on
+    all rounds after the second look (None: no second look was taken). The
+    result, ``min(1, first / share, second / (1 - share))``, is a valid
+    p-value whatever the looks' dependence: under no change, the chance that
+    it is at or below ``u`` is at most ``share * u + (1 - share) * u = u``.
+    Stopping after the first look (no ``second``) only makes it larger, so
+    the rule that decides whether to look again (:func:`second_look_wanted`)
+    cannot raise the false-alarm rate, and the value can join a Holm family.
+    """
+    if not 0.0 < share < 1.0:
+        raise ValueError(f"share must be in (0, 1), got {share}")
+    p = first / share
+    if second is not None:
+        p = min(p, second / (1.0 - share))
+    return min(1.0, p)
+
+
+def second_look_wanted(
+    first: float,
+    *,
+    family: int = 1,
+    alpha: float = DEFAULT_ALPHA,
+    share: float = FIRST_LOOK_SHARE,
+    below: float = SECOND_LOOK_BELOW,
+) -> bool:
+    """Whether a paired series whose first look gave p-value ``first`` should get more rounds.
+
+    Yes when the first look is suggestive (``first < below``) but not yet
+    decisive for a family of ``family`` series (Bonferroni, the strictest
+    step of Holm's adjustment: ``first / share * family >= alpha``). Most
+    unchanged series stop after the first look, so the second look costs
+    rounds only where they can change the verdict.
+    """
+    return first < below and first / share * family >= alpha
+
+
 def compare_paired(
     base_samples: Sequence[float],
     head_samples: Sequence[float],
@@ -630,6 +699,7 @@ def compare_paired(
     factor: float = PAIRED_FACTOR,
     alpha: float = DEFAULT_ALPHA,
     what: str = "side-by-side rounds",
+    first_look: int | None = None,
 ) -> Comparison | None:
     """Figures measured side by side: a paired test over rounds.
 
@@ -642,6 +712,11 @@ def compare_paired(
     (``round_size=1``). Fewer than :data:`MIN_PAIRED_ROUNDS` rounds:
     INCONCLUSIVE. None when the samples are not paired (different counts, or
     not whole rounds); the caller then tests them unpaired.
+
+    ``first_look``: the samples were taken in two looks, the first of
+    ``first_look`` rounds and a second only where the first asked for it
+    (:func:`second_look_wanted`); the p-value is then the two looks' combined
+    one (:func:`two_look_p_value`), whether or not the second was taken.
     """
     if factor < 1.0:
         raise ValueError(f"factor must be >= 1, got {factor}")
@@ -663,9 +738,15 @@ def compare_paired(
             f"{test}: needs {MIN_PAIRED_ROUNDS} or more; measure more rounds",
             sizes,
         )
+    p = paired_p_value(estimates)
+    if first_look is not None and first_look >= 2:
+        first_p = paired_p_value(estimates[:first_look])
+        p = two_look_p_value(first_p, p if rounds > first_look else None)
+        test += f" (looks at {first_look}" + (f" and {rounds}" if rounds > first_look else "")
+        test += f"; alpha split {FIRST_LOOK_SHARE:g} / {1 - FIRST_LOOK_SHARE:g})"
     return _tested(
         (b_med, h_med, ratio, shift),
-        paired_p_value(estimates),
+        p,
         _direction(1.0, ratio, factor),
         test=test,
         alpha=alpha,

@@ -11,18 +11,33 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from jaxbench.lockstep.coordinator import Side
 
-__all__ = ["add_compile_cache_argument", "add_side_arguments", "positive_int", "sides_of"]
+__all__ = [
+    "add_compile_cache_argument",
+    "add_side_arguments",
+    "non_negative_int",
+    "positive_int",
+    "sides_of",
+]
 
 
-def positive_int(text: str) -> int:
-    """An argparse type: an integer of at least 1."""
+def _int_at_least(text: str, least: int) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    if value < least:
+        raise argparse.ArgumentTypeError(f"must be at least {least}, got {value}")
     return value
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an integer of at least 1."""
+    return _int_at_least(text, 1)
+
+
+def non_negative_int(text: str) -> int:
+    """An argparse type: an integer of at least 0."""
+    return _int_at_least(text, 0)
 
 
 def add_compile_cache_argument(parser: argparse.ArgumentParser) -> None:

@@ -40,14 +40,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from jaxbench.analyse.paired_history import estimate_pair, flagged_in_pair
+from jaxbench.analyse.paired_history import estimate_pair, flagged_in_pair, wants_second_look
 from jaxbench.analyse.stats import DEFAULT_ALPHA, PAIRED_FACTOR
-from jaxbench.commands import add_compile_cache_argument, positive_int
+from jaxbench.commands import add_compile_cache_argument, non_negative_int, positive_int
 from jaxbench.errors import UsageError
 from jaxbench.lockstep.coordinator import (
     DEFAULT_TIMEOUT,
     Item,
     Side,
+    SideResult,
     compile_cache_environ,
     list_benchmarks,
     run_lockstep_suite,
@@ -83,7 +84,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "wheel for it (default: %(default)s)",
     )
     parser.add_argument("-b", "--bench", action="append", metavar="REGEX", help="as asv run -b")
-    parser.add_argument("--rounds", type=positive_int, default=10, help="(default: %(default)s)")
+    parser.add_argument(
+        "--rounds",
+        type=positive_int,
+        default=10,
+        help="rounds of the first look (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--second-look",
+        type=non_negative_int,
+        default=10,
+        metavar="ROUNDS",
+        help="further rounds for the series whose first look is suggestive but not decisive; "
+        "0: one look (default: %(default)s)",
+    )
     parser.add_argument("--per-round", type=positive_int, default=20, help="(default: %(default)s)")
     parser.add_argument("--cpus", type=int, default=1, help="as jaxbench ab (default: 1)")
     parser.add_argument(
@@ -334,6 +348,17 @@ def _one_pair(
     listed = _selected(list_benchmarks(sides[1]), args.bench)
     pairs = [(b, idx) for b in listed for idx in _items(b)]
     items = [Item(str(b["name"]), idx, _timeout(b)) for b, idx in pairs]
+    first_look = args.rounds if args.second_look else None
+    looked_again: list[int] = []
+
+    def more(i: int, b: SideResult, h: SideResult) -> bool:
+        wanted = wants_second_look(
+            b.samples, h.samples, per_round=args.per_round, family=len(items), alpha=DEFAULT_ALPHA
+        )
+        if wanted:
+            looked_again.append(i)
+        return wanted
+
     clock = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="jaxbench-pair-jax-cache-") as cache:
         shared = compile_cache_environ(cache, os.environ) if args.compile_cache else ()
@@ -345,6 +370,8 @@ def _one_pair(
             per_round=args.per_round,
             cpus=args.cpus,
             together=True,
+            more_rounds=args.second_look,
+            more=more,
         )
     took = time.perf_counter() - clock
     estimates: list[PairedEstimate] = []
@@ -363,6 +390,7 @@ def _one_pair(
             per_round=args.per_round,
             factor=PAIRED_FACTOR,
             alpha=DEFAULT_ALPHA,
+            first_look=first_look,
         )
         if estimate is not None:
             estimates.append(estimate)
@@ -377,12 +405,15 @@ def _one_pair(
         date=int(time.time() * 1000),
         estimates=tuple(estimates),
         fingerprint=fingerprint,
+        first_look=first_look,
     )
     path = write_paired(results, run)
     flagged = flagged_in_pair(run)
     print(
         f"jaxbench pair-history: {base[:8]}..{head[:8]} [{env.name}]: {len(items)} item(s), "
-        f"{args.rounds} rounds x {args.per_round} in {took:.1f} s; "
+        f"{args.rounds} rounds x {args.per_round}"
+        + (f" (+{args.second_look} for {len(looked_again)})" if first_look else "")
+        + f" in {took:.1f} s; "
         f"{len(flagged)} regression(s) (Holm over the pair's {len(estimates)} series); "
         f"wrote {path}",
         file=sys.stderr,

@@ -346,6 +346,8 @@ def run_lockstep_suite(
     cpus: int = 1,
     progress: Callable[[int, int], None] | None = None,
     together: bool = False,
+    more_rounds: int = 0,
+    more: Callable[[int, SideResult, SideResult], bool] | None = None,
 ) -> list[tuple[SideResult, SideResult]]:
     """Sample every item at base and head, in lockstep; one worker pair per round.
 
@@ -357,15 +359,31 @@ def run_lockstep_suite(
     ``progress(round, rounds)`` is called after each round. With
     ``together``, an item that fails or skips on one side is no longer sampled
     on the other either (only pairs are wanted: ``jaxbench pair-history``).
+
+    A second look: after ``rounds``, the items for which
+    ``more(index, base_result, head_result)`` is true (index into ``items``)
+    get ``more_rounds`` further rounds, in fresh worker pairs that serve only
+    them; their samples are appended, so the first ``rounds * per_round``
+    samples are still the first look's.
     """
-    if rounds < 1 or per_round < 1:
-        raise ValueError("rounds and per_round must be >= 1")
+    if rounds < 1 or per_round < 1 or more_rounds < 0:
+        raise ValueError("rounds and per_round must be >= 1, more_rounds >= 0")
     collected = [[_Collected([]), _Collected([])] for _ in items]
-    for round_index in range(rounds):
-        if all(c[0].done and c[1].done for c in collected):
+    chosen = list(range(len(items)))
+    for round_index in range(rounds + more_rounds):
+        if round_index == rounds:
+            firsts = _results(collected)
+            chosen = [
+                i
+                for i in chosen
+                if more is not None
+                and not any(c.done for c in collected[i])
+                and more(i, *firsts[i])
+            ]
+        if all(collected[i][0].done and collected[i][1].done for i in chosen):
             break
-        shift = round_index % len(items) if items else 0
-        order = list(range(shift, len(items))) + list(range(shift))
+        shift = round_index % len(chosen) if chosen else 0
+        order = chosen[shift:] + chosen[:shift]
         _one_round(
             (base, head),
             [(items[i], collected[i]) for i in order],
@@ -381,7 +399,11 @@ def run_lockstep_suite(
                         side = ("base", "head")[1 - i]
                         pair[i].failure = f"not sampled: the {side} side failed or skipped"
         if progress is not None:
-            progress(round_index + 1, rounds)
+            progress(round_index + 1, rounds if round_index < rounds else rounds + more_rounds)
+    return _results(collected)
+
+
+def _results(collected: list[list[_Collected]]) -> list[tuple[SideResult, SideResult]]:
     out = []
     for pair in collected:
         sides = []

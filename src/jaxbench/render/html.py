@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from jaxbench.analyse.detect import MachineChange, Regression
 from jaxbench.analyse.events import Event
 from jaxbench.analyse.evidence import unconfirmed_summary
-from jaxbench.analyse.kinds import TOLERANCE_TRACK, UNCHECKED_TRACK, Kind
+from jaxbench.analyse.kinds import TOLERANCE_TRACK, UNCHECKED_TRACK, Kind, method_of
 from jaxbench.errors import UsageError
 from jaxbench.render import links
 from jaxbench.render.units import format_ratio, format_value
@@ -385,7 +385,7 @@ def _row(
         shown = list(key.params)
     bad = regression.bad_commit[:hash_length]
     good = regression.good_commit[:hash_length] if regression.good_commit else ""
-    failing = key.benchmark.rsplit(".", 1)[-1] == TOLERANCE_TRACK and regression.after > 1.0
+    failing = method_of(key.benchmark) == TOLERANCE_TRACK and regression.after > 1.0
     flag = ' <span class="flag">outside tolerance</span>' if failing else ""
     return (
         f'<tr class="regression" data-commit="{_esc(regression.bad_commit)}">'

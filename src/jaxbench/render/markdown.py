@@ -119,19 +119,13 @@ def format_sides(row: Row) -> tuple[str, str]:
     c = row.comparison
     base = "-" if row.verdict is Verdict.NEW else format_value(c.base, row.unit)
     head = "-" if row.verdict is Verdict.REMOVED else format_value(c.head, row.unit)
-    if row.verdict is Verdict.NEW and c.reason.endswith("skipped at head"):
-        head = "skipped"
-    if row.verdict is Verdict.REMOVED and c.reason.endswith("skipped at base"):
-        base = "skipped"
     if row.verdict is Verdict.UNCHECKED:  # a figure an unchecked workload does not have
         base = "unchecked" if c.base is None else base
         head = "unchecked" if c.head is None else head
-    if row.verdict is Verdict.SKIPPED:
-        both = c.reason.startswith("skipped at base and head")
-        if both or c.reason.startswith("skipped at base"):
-            base = "skipped"
-        if both or c.reason.startswith("skipped at head"):
-            head = "skipped"
+    if c.base_skipped:
+        base = "skipped"
+    if c.head_skipped:
+        head = "skipped"
     return base, head
 
 

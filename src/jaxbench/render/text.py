@@ -36,9 +36,7 @@ def _sides(row: Row) -> tuple[str, str]:
 
 def _skipped_both(row: Row) -> bool:
     """asv skipped the row at base and head: a parameter combination it never runs."""
-    return row.verdict is Verdict.SKIPPED and row.comparison.reason.startswith(
-        "skipped at base and head"
-    )
+    return row.comparison.base_skipped and row.comparison.head_skipped
 
 
 def format_text(report: CompareReport) -> str:

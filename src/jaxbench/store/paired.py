@@ -12,8 +12,13 @@ Format 1::
     {"jaxbench_paired_format": 1, "machine": ..., "env_name": ...,
      "base_commit": FULL, "head_commit": FULL, "per_round": N, "factor": F,
      "alpha": A, "date": MS, "fingerprint": "12hex" or null,
+     "first_look": ROUNDS or null (absent in older files),
      "estimates": [{"benchmark", "params": [repr, ...], "ratio", "low", "high",
                     "p_value", "rounds", "samples", "verdict", "reason"}, ...]}
+
+``first_look`` is set when the pair was measured in two looks (the first of
+that many rounds; ``rounds`` of an estimate that had a second look is larger):
+its estimates' p-values are the looks' combined ones.
 
 Reading refuses (one line, :class:`~jaxbench.errors.ResultsError`) a file
 that is not valid JSON, lacks a field, or has a newer format. Never imports jax.
@@ -80,6 +85,8 @@ class PairedRun:
     date: int
     estimates: tuple[PairedEstimate, ...]
     fingerprint: str | None = None
+    #: rounds of the first look when measured in two looks; None: one look
+    first_look: int | None = None
 
 
 def paired_path(results_dir: Path, machine: str, base: str, head: str, env_name: str) -> Path:
@@ -102,6 +109,7 @@ def to_json(run: PairedRun) -> str:
         "alpha": run.alpha,
         "date": run.date,
         "fingerprint": run.fingerprint,
+        "first_look": run.first_look,
         "estimates": [
             {
                 "benchmark": e.benchmark,
@@ -185,6 +193,11 @@ def read_paired(path: Path) -> PairedRun:
             )
         )
     fingerprint = data.get("fingerprint")
+    first_look = data.get("first_look")
+    if first_look is not None and (
+        not isinstance(first_look, int) or isinstance(first_look, bool) or first_look < 1
+    ):
+        raise ResultsError(f"{path}: field 'first_look' is not a round count; {_fix(path)}")
     return PairedRun(
         machine=_get(data, "machine", str, path),
         env_name=_get(data, "env_name", str, path),
@@ -196,6 +209,7 @@ def read_paired(path: Path) -> PairedRun:
         date=_get(data, "date", int, path),
         estimates=tuple(estimates),
         fingerprint=fingerprint if isinstance(fingerprint, str) else None,
+        first_look=first_look,
     )
 
 
