@@ -53,6 +53,7 @@ __all__ = [
     "find_commit",
     "load_history",
     "load_result_file",
+    "machine_result_files",
     "read_env_params",
     "read_units",
     "scan_result_file",
@@ -548,6 +549,27 @@ def _result_files(machine_dir: Path) -> list[Path]:
     )
 
 
+def machine_result_files(
+    results_dir: Path, warnings: list[str]
+) -> Iterator[tuple[Path, str, list[Path]]]:
+    """(machine directory, machine name, its result files), machine by machine, sorted.
+
+    A directory without result files is passed over; one whose
+    ``machine.json`` is missing or unusable is passed over with a warning
+    appended to ``warnings`` (as asv's own reader skips such a machine).
+    """
+    for machine_dir in sorted(p for p in results_dir.iterdir() if p.is_dir()):
+        files = _result_files(machine_dir)
+        if not files:
+            continue
+        try:
+            name = _machine_name(machine_dir)
+        except ResultsError as exc:
+            warnings.append(str(exc))
+            continue
+        yield machine_dir, name, files
+
+
 def load_history(
     results_dir: Path, *, machine: str | None = None, env_name: str | None = None
 ) -> History:
@@ -570,22 +592,13 @@ def load_history(
     units = benchmarks.units()
     units_warning = [units_problem] if units_problem else []
 
-    machine_dirs = sorted(p for p in results_dir.iterdir() if p.is_dir())
     points: list[Point] = []
     seen: dict[tuple[str, str, str], Path] = {}
     non_finite: dict[tuple[Path, str], list[tuple[Path, bool]]] = {}
     n_files = 0
     machines_found: set[str] = set()
     envs_found: set[str] = set()
-    for machine_dir in machine_dirs:
-        files = _result_files(machine_dir)
-        if not files:
-            continue
-        try:
-            name = _machine_name(machine_dir)
-        except ResultsError as exc:
-            warnings.append(str(exc))
-            continue
+    for machine_dir, name, files in machine_result_files(results_dir, warnings):
         machines_found.add(name)
         if machine is not None and name != machine:
             continue

@@ -39,9 +39,8 @@ from jaxbench.store import fsio
 from jaxbench.store.results import (
     FileScan,
     SeriesKey,
-    _machine_name,
     _nothing_found,
-    _result_files,
+    machine_result_files,
     read_units,
     scan_result_file,
 )
@@ -384,10 +383,6 @@ def save_fits(table: SeriesTable, fits: Fits) -> None:
 # reading a directory
 
 
-def _machine_dirs(results_dir: Path) -> list[Path]:
-    return sorted(p for p in results_dir.iterdir() if p.is_dir())
-
-
 def load_series_table(
     results_dir: Path,
     *,
@@ -425,15 +420,7 @@ def load_series_table(
     n_files = 0
     machines_found: set[str] = set()
     envs_found: set[str] = set()
-    for machine_dir in _machine_dirs(results_dir):
-        paths = _result_files(machine_dir)
-        if not paths:
-            continue
-        try:
-            name = _machine_name(machine_dir)
-        except ResultsError as exc:
-            warnings.append(str(exc))
-            continue
+    for machine_dir, name, paths in machine_result_files(results_dir, warnings):
         machines_found.add(name)
         for path in paths:
             n_files += 1
