@@ -36,12 +36,12 @@ import numpy as np
 
 from jaxbench.errors import ResultsError
 from jaxbench.store import fsio
+from jaxbench.store.benchmarks_json import read_benchmarks_json_or_warn
 from jaxbench.store.results import (
     FileScan,
     SeriesKey,
     _nothing_found,
     machine_result_files,
-    read_units,
     scan_result_file,
 )
 
@@ -406,12 +406,9 @@ def load_series_table(
     cached_by_name = {f.name: (i, f) for i, f in enumerate(cached.files)} if cached else {}
 
     warnings: list[str] = []
-    units_warning: list[str] = []
-    units: dict[str, str] = {}
-    try:
-        units = read_units(results_dir / "benchmarks.json")
-    except ResultsError as exc:
-        units_warning.append(f"{exc} (track units unknown until then)")
+    benchmarks, units_problem = read_benchmarks_json_or_warn(results_dir / "benchmarks.json")
+    units = benchmarks.units()
+    units_warning = [units_problem] if units_problem else []
 
     reused: list[tuple[int, FileEntry]] = []  # (index in cache, entry)
     fresh: list[FileEntry] = []
