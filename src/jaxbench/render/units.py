@@ -40,7 +40,7 @@ def _scale(value: float, unit: str) -> tuple[float, str] | None:
 
 
 def _shown_at_least_one(number: float) -> bool:
-    return abs(float(f"{number:.3g}")) >= 1.0
+    return abs(float(_digits(number))) >= 1.0
 
 
 def format_value(value: float | None, unit: str) -> str:
