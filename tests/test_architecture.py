@@ -129,6 +129,42 @@ def test_analysing_commands_load_without_jax() -> None:
     assert out.stdout.strip() == "[]"
 
 
+def _module_file(name: str) -> Path | None:
+    """The source file of a ``jaxbench`` module (None: not a module, e.g. a function)."""
+    relative = Path(*name.split(".")[1:])
+    for candidate in (PACKAGE / relative.with_suffix(".py"), PACKAGE / relative / "__init__.py"):
+        if name.startswith("jaxbench.") and candidate.is_file():
+            return candidate
+    return None
+
+
+def test_the_measuring_half_loads_without_the_analysing_dependencies() -> None:
+    """asv's benchmark environments install jaxbench without its dependencies (asv.conf.json,
+    ``--no-deps``): every module the measuring half imports, at any depth and
+    transitively, must load without orjson (the analysing half's JSON parser,
+    imported inside the function that uses it)."""
+    import subprocess
+    import sys
+
+    todo = ["jaxbench.measure." + f.stem for f in (PACKAGE / "measure").glob("*.py")]
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        path = _module_file(name)
+        if name in seen or path is None:
+            continue
+        seen.add(name)
+        todo.extend(m for m in imported_modules(path) if m.startswith("jaxbench."))
+    assert "jaxbench.store.fastjson" in seen  # reached through store.checks
+    code = (
+        "import importlib, sys\n"
+        "sys.modules['orjson'] = None  # as if not installed\n"
+        f"for m in {sorted(seen)!r}: importlib.import_module(m)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr[-2000:]
+
+
 def test_the_e2e_repository_edits_a_module_of_the_layout() -> None:
     """tests/e2e_repo.py makes its commits by editing ``predict`` in the project's
     workloads module: the path and the text it replaces must exist, or every e2e

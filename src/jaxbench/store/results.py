@@ -338,15 +338,13 @@ def _rows_of_format2(
         if not isinstance(raw_row, list):
             raise ResultsError(f"{path}: result row of {bench} is not a list; {_RERUN}")
         row = dict(zip(columns, raw_row, strict=False))
-        bench_params = row.get("params") or []
-        if not isinstance(bench_params, list) or not all(
-            isinstance(p, list) and all(isinstance(v, str) for v in p) for p in bench_params
-        ):
+        combos = _combos_of(row.get("params") or [])
+        if combos is None:
             raise ResultsError(f"{path}: 'params' of {bench} is malformed; {_RERUN}")
         version = row.get("version")
         if version is not None and not isinstance(version, str):
             raise ResultsError(f"{path}: version of {bench} is not a string; {_RERUN}")
-        yield bench, version, _combos_of(bench_params), row
+        yield bench, version, combos, row
 
 
 def _points_from_format2(
@@ -430,11 +428,22 @@ _NUMBER_TYPES = frozenset({float, int, type(None)})
 _COMBOS: dict[Any, tuple[tuple[str, ...], ...]] = {}
 
 
-def _combos_of(bench_params: list[list[str]]) -> tuple[tuple[str, ...], ...]:
-    """itertools.product of a row's parameter lists, remembered (rows repeat file to file)."""
-    ident = tuple(tuple(p) for p in bench_params)
-    found = _COMBOS.get(ident)
+def _combos_of(bench_params: Any) -> tuple[tuple[str, ...], ...] | None:
+    """itertools.product of a row's parameter lists (None: not lists of strings).
+
+    Remembered by the lists' contents (rows repeat from file to file), so the
+    checks run once per distinct parameter lists.
+    """
+    if not isinstance(bench_params, list) or not all(isinstance(p, list) for p in bench_params):
+        return None
+    try:
+        ident = tuple(map(tuple, bench_params))
+        found = _COMBOS.get(ident)
+    except TypeError:  # an unhashable value (a list or dict): not a string
+        return None
     if found is None:
+        if not all(isinstance(v, str) for p in ident for v in p):
+            return None
         if len(_COMBOS) > 10_000:
             _COMBOS.clear()
         found = _COMBOS[ident] = tuple(itertools.product(*ident))
@@ -458,6 +467,8 @@ def scan_result_file(path: Path, machine: str | None, data: Any = None) -> FileS
     """
     import numpy as np
 
+    from jaxbench.store.fastjson import restore_nan
+
     if data is None:
         data = _load_json(path)
     fmt2 = _format2(data, path)
@@ -480,7 +491,11 @@ def scan_result_file(path: Path, machine: str | None, data: Any = None) -> FileS
             j = next(i for i, v in enumerate(raw_values) if type(v) not in _NUMBER_TYPES)
             raise ResultsError(f"{path}: result of {owner[j]} is not a number; {_RERUN}")
         values = np.asarray(raw_values, dtype=np.float64)
+        for j in restore_nan(values):  # asv's NaN, read by fastjson.loads
+            raw_values[j] = math.nan
         ci_a, ci_b = _interval_bound(raw_a), _interval_bound(raw_b)
+        restore_nan(ci_a)
+        restore_nan(ci_b)
         with np.errstate(divide="ignore", invalid="ignore"):
             weights = 2 / np.abs(ci_b - ci_a)
         # asv's get_weight: None for an infinite bound or a zero width

@@ -26,6 +26,7 @@ import contextlib
 import hashlib
 import io
 import json
+import os
 import zipfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -35,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from jaxbench.errors import ResultsError
-from jaxbench.store import fsio
+from jaxbench.store import fastjson, fsio
 from jaxbench.store.benchmarks_json import read_benchmarks_json_or_warn
 from jaxbench.store.results import (
     FileScan,
@@ -383,6 +384,76 @@ def save_fits(table: SeriesTable, fits: Fits) -> None:
 # reading a directory
 
 
+#: (digest, outcome): outcome None when the cache's digest matches (not parsed), a
+#: FileScan, or a warning ("" for a file with no points)
+_Read = tuple[str, "FileScan | str | None"]
+
+#: Fewest bytes to parse before worker processes pay for themselves (about 1 s of parsing).
+PARALLEL_MIN_BYTES = 64 << 20
+
+
+def _read_one(job: tuple[Path, str, str, str | None]) -> _Read:
+    """Read, hash and (unless the cache has it) parse one result file."""
+    path, _rel, name, known = job
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        return "", f"skipped: {path}: cannot read ({exc}); delete it and re-run"
+    digest = _digest(raw)
+    if digest == known:
+        return digest, None
+    try:
+        data = fastjson.loads(raw)
+    except ValueError:
+        return digest, (
+            f"skipped: {path}: not valid JSON (truncated?); delete the file and "
+            "re-run 'asv run' for that commit"
+        )
+    del raw
+    try:
+        scan = scan_result_file(path, name, data)
+    except ResultsError as exc:
+        return digest, f"skipped: {exc}"
+    if not len(scan.values):
+        return digest, ""
+    return digest, scan
+
+
+def _read_many(jobs: list[tuple[Path, str, str, str | None]]) -> list[_Read]:
+    return [_read_one(job) for job in jobs]
+
+
+def _bytes_to_parse(jobs: list[tuple[Path, str, str, str | None]]) -> int:
+    """Size of the files the cache does not know (those it does are hashed, not parsed)."""
+    total = 0
+    for path, _rel, _name, known in jobs:
+        if known is None:
+            with contextlib.suppress(OSError):
+                total += path.stat().st_size
+    return total
+
+
+def _read_all(jobs: list[tuple[Path, str, str, str | None]]) -> Iterable[_Read]:
+    """Each job's outcome, in order: in worker processes when there is much to parse.
+
+    Parsing JSON holds one core; on a large history the files are spread over
+    up to ``os.cpu_count()`` (at most 8) forked processes, in batches.
+    """
+    workers = min(os.cpu_count() or 1, 8)
+    if workers <= 1 or _bytes_to_parse(jobs) < PARALLEL_MIN_BYTES:
+        yield from map(_read_one, jobs)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    size = max(1, min(32, len(jobs) // (workers * 8)))
+    batches = [jobs[i : i + size] for i in range(0, len(jobs), size)]
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        for outcomes in pool.map(_read_many, batches):
+            yield from outcomes
+
+
 def load_series_table(
     results_dir: Path,
     *,
@@ -414,67 +485,54 @@ def load_series_table(
     fresh: list[FileEntry] = []
     builder = _Builder()  # the fresh files' points, added as each file is read
     seen: dict[tuple[str, str, str], str] = {}
-    n_files = 0
     machines_found: set[str] = set()
     envs_found: set[str] = set()
+    jobs: list[tuple[Path, str, str, str | None]] = []  # (path, rel, machine, cached digest)
     for machine_dir, name, paths in machine_result_files(results_dir, warnings):
         machines_found.add(name)
         for path in paths:
-            n_files += 1
             rel = f"{machine_dir.name}/{path.name}"
-            try:
-                raw = path.read_bytes()
-            except OSError as exc:
-                warnings.append(f"skipped: {path}: cannot read ({exc}); delete it and re-run")
-                continue
-            digest = _digest(raw)
             hit = cached_by_name.get(rel)
-            entry: FileEntry
-            if hit is not None and hit[1].digest == digest and hit[1].machine == name:
-                entry = hit[1]
-                scan = None
-            else:
-                try:
-                    data = json.loads(raw)
-                except ValueError:
-                    warnings.append(
-                        f"skipped: {path}: not valid JSON (truncated?); delete the file and "
-                        "re-run 'asv run' for that commit"
-                    )
-                    continue
-                try:
-                    scan = scan_result_file(path, name, data)
-                except ResultsError as exc:
-                    warnings.append(f"skipped: {exc}")
-                    continue
-                if not len(scan.values):
-                    continue
-                entry = FileEntry(
-                    name=rel,
-                    digest=digest,
-                    machine=scan.machine,
-                    env_name=scan.env_name,
-                    commit=scan.commit,
-                    date=scan.date,
-                    fingerprint=scan.fingerprint,
-                    non_finite=tuple(dict.fromkeys(scan.non_finite)),
-                )
-            envs_found.add(entry.env_name)
-            ident = (name, entry.commit, entry.env_name)
-            if ident in seen:
-                warnings.append(
-                    f"{path}: second result file for commit {entry.commit[:8]} in "
-                    f"{entry.env_name} (kept {seen[ident]}); delete one of the two"
-                )
-                continue
-            seen[ident] = path.name
-            if scan is None:
-                assert hit is not None
-                reused.append((hit[0], entry))
-            else:
-                builder.add(scan, len(fresh))
-                fresh.append(entry)
-            del scan
+            known = hit[1].digest if hit is not None and hit[1].machine == name else None
+            jobs.append((path, rel, name, known))
+    n_files = len(jobs)
+    for (path, rel, name, _known), (digest, outcome) in zip(jobs, _read_all(jobs), strict=True):
+        entry: FileEntry
+        scan: FileScan | None = None
+        if isinstance(outcome, str):
+            if outcome:
+                warnings.append(outcome)
+            continue
+        if outcome is None:
+            hit = cached_by_name[rel]
+            entry = hit[1]
+        else:
+            scan = outcome
+            entry = FileEntry(
+                name=rel,
+                digest=digest,
+                machine=scan.machine,
+                env_name=scan.env_name,
+                commit=scan.commit,
+                date=scan.date,
+                fingerprint=scan.fingerprint,
+                non_finite=tuple(dict.fromkeys(scan.non_finite)),
+            )
+        envs_found.add(entry.env_name)
+        ident = (name, entry.commit, entry.env_name)
+        if ident in seen:
+            warnings.append(
+                f"{path}: second result file for commit {entry.commit[:8]} in "
+                f"{entry.env_name} (kept {seen[ident]}); delete one of the two"
+            )
+            continue
+        seen[ident] = path.name
+        if scan is None:
+            reused.append((cached_by_name[rel][0], entry))
+        else:
+            builder.add(scan, len(fresh))
+            fresh.append(entry)
+        del scan
 
     table = _combine(results_dir, cached, reused, fresh, builder, units)
     del builder
