@@ -5,10 +5,11 @@ real asv format-2 files written by asv's own ``Results`` class, a real git
 repository made with ``git fast-import``) with one planted 30 % step, then
 times, on the same files, each as a fresh subprocess (imports included):
 
-* ``jaxbench regressions --no-cache`` (cold), with asv's penalty search and
-  with ``--quick``;
+* ``jaxbench regressions --no-cache`` (cold), with each step fit: binseg
+  (the default), asv's penalty search (``--detector asv``) and asv's default
+  penalty (``--detector asv --quick``);
 * ``jaxbench regressions`` after one more commit's results were added, the
-  cache holding the rest (incremental), both fits;
+  cache holding the rest (incremental), each fit;
 * ``asv publish``, and ``jaxbench publish`` (which runs ``asv publish`` plus
   the scan): its added time.
 
@@ -28,6 +29,12 @@ import time
 from pathlib import Path
 
 STEP_BENCH = 17
+#: (label, options) of each step fit timed
+FITS: list[tuple[str, list[str]]] = [
+    ("", []),
+    (" --detector asv", ["--detector", "asv"]),
+    (" --detector asv --quick", ["--detector", "asv", "--quick"]),
+]
 DAY_S = 86_400
 T0 = 1_600_000_000
 
@@ -151,7 +158,7 @@ def main() -> None:
         ours += ["--format", "json"]
         rows: list[tuple[str, float, bool]] = []
         cold = {}
-        for label, extra in (("", []), (" --quick", ["--quick"])):
+        for label, extra in FITS:
             t, out = _timed([*ours, *extra, "--no-cache"], root)
             cold[label] = t
             rows.append((f"jaxbench regressions{label}, cold", t, _found(out) == planted))
@@ -167,11 +174,11 @@ def main() -> None:
         )
         rows.append(("jaxbench publish (asv publish + scan, cache cold)", pub, True))
 
-        for extra in ([], ["--quick"]):
+        for _label, extra in FITS:
             _timed([*ours, *extra], root)  # fill the cache
         # one more commit's results (the history's next commit), as CI adds on a push
         write_results(root / "results", commits, opts.benchmarks, only_last=True)
-        for label, extra in (("", []), (" --quick", ["--quick"])):
+        for label, extra in FITS:
             t, out = _timed([*ours, *extra], root)
             ref_t, ref = _timed([*ours, *extra, "--no-cache"], root)
             rows.append(
@@ -192,11 +199,9 @@ def main() -> None:
         rows.append(("jaxbench publish, one commit added, cached", pub2, True))
         for label, t, ok in rows:
             print(f"{t:7.2f} s  {label}  only the planted step: {ok}")
-        print(f"ratio asv publish / jaxbench regressions cold: {theirs / cold['']:.2f}x")
-        print(
-            "ratio asv publish / jaxbench regressions --quick cold: "
-            f"{theirs / cold[' --quick']:.2f}x"
-        )
+        for label, _extra in FITS:
+            ratio = theirs / cold[label]
+            print(f"ratio asv publish / jaxbench regressions{label} cold: {ratio:.2f}x")
         print(
             f"jaxbench publish added time over asv publish: {pub - theirs:+.2f} s (cold cache), "
             f"{pub2 - theirs2:+.2f} s (one commit added)"

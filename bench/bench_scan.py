@@ -13,9 +13,10 @@ largest resident set of any process of the run, the fitting workers included):
 4. one commit on every environment: the same for each machine and environment.
 
 Each line also says whether the answer (the JSON listing) equals a cold
-scan's of the same files. ``--quick`` times ``regressions --quick`` instead.
+scan's of the same files. ``--detector asv`` (and ``--quick``) times asv's
+step fit instead of the default binseg.
 
-Usage: ``python bench/bench_scan.py DIR [--scale 1.0] [--quick] [--cold-only]``.
+Usage: ``python bench/bench_scan.py DIR [--scale 1.0] [--detector asv [--quick]] [--cold-only]``.
 """
 
 from __future__ import annotations
@@ -31,10 +32,10 @@ from pathlib import Path
 CACHE = ".jaxbench-scan-cache.npz"
 
 
-def run(results: Path, quick: bool, no_cache: bool = False) -> tuple[float, float, str]:
+def run(results: Path, fit: list[str], no_cache: bool = False) -> tuple[float, float, str]:
     """(seconds, peak MiB of the largest process, stdout) of one regressions run."""
     argv = [sys.executable, "-m", "jaxbench", "regressions", "--results", str(results)]
-    argv += ["--format", "json"] + (["--quick"] if quick else [])
+    argv += ["--format", "json", *fit]
     argv += ["--no-cache"] if no_cache else []
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     start = time.perf_counter()
@@ -65,7 +66,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("dir", type=Path)
     parser.add_argument("--scale", type=float, default=1.0)
-    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--detector", choices=("binseg", "asv"), default="binseg")
+    parser.add_argument("--quick", action="store_true", help="with --detector asv")
     parser.add_argument("--cold-only", action="store_true", help="only the cold scan")
     opts = parser.parse_args()
     results = opts.dir / "results"
@@ -83,10 +85,10 @@ def main() -> None:
         extra.unlink()  # appended by an earlier run of this script
     (results / CACHE).unlink(missing_ok=True)
     n_files = sum(1 for _ in results.glob("*/*-*.json"))
-    mode = "--quick" if opts.quick else "asv's penalty search"
-    print(f"history: {results} ({n_files} result files), fit: {mode}")
+    fit = ["--detector", opts.detector] + (["--quick"] if opts.quick else [])
+    print(f"history: {results} ({n_files} result files), fit: {' '.join(fit)}")
 
-    cold, cold_mem, cold_out = run(results, opts.quick)
+    cold, cold_mem, cold_out = run(results, fit)
     n_series = json.loads(cold_out)["series"]
     print(
         f"cold:                        {cold:7.2f} s  peak {cold_mem:6.0f} MiB  ({n_series} series)"
@@ -94,15 +96,15 @@ def main() -> None:
     if opts.cold_only:
         (results / CACHE).unlink(missing_ok=True)
         return
-    warm, _mem, warm_out = run(results, opts.quick)
+    warm, _mem, warm_out = run(results, fit)
     print(
         f"cached, nothing changed:     {warm:7.2f} s  ({warm / cold:.1%} of cold)  "
         f"same answer: {warm_out == cold_out}"
     )
 
     append_commit(results, "m-a", "py3.10-numpy1", 1)
-    inc, _mem, inc_out = run(results, opts.quick)
-    ref, _m, ref_out = run(results, opts.quick, no_cache=True)
+    inc, _mem, inc_out = run(results, fit)
+    ref, _m, ref_out = run(results, fit, no_cache=True)
     print(
         f"one file appended:           {inc:7.2f} s  ({inc / ref:.1%} of cold {ref:.2f} s)  "
         f"same answer: {inc_out == ref_out}"
@@ -112,8 +114,8 @@ def main() -> None:
         [("m-a", "py3.10-numpy1"), ("m-a", "py3.11-numpy2"), ("m-b", "py3.11-numpy2")], 2
     ):
         append_commit(results, machine, env, k)
-    inc, _mem, inc_out = run(results, opts.quick)
-    ref, _m, ref_out = run(results, opts.quick, no_cache=True)
+    inc, _mem, inc_out = run(results, fit)
+    ref, _m, ref_out = run(results, fit, no_cache=True)
     print(
         f"one commit, every env:       {inc:7.2f} s  ({inc / ref:.1%} of cold {ref:.2f} s)  "
         f"same answer: {inc_out == ref_out}"

@@ -3,13 +3,14 @@
 On one results directory, in this process, one core, each part timed on its own:
 
 1. read every result file's bytes and hash them (the cache key);
-2. ``json.loads`` of each;
+2. ``json.loads`` of each, and ``fastjson.loads`` (orjson; what the scan uses);
 3. ``scan_result_file`` of each (the checks and the columns of one file);
 4. asv's step fit (``jaxbench.analyse.steps.detect_steps``) of every ``--every``-th
    step-fitted series, with asv's penalty search and with ``--quick``'s single
    penalty; the number of penalties the search tries (calls of asv's
    ``solve_potts_approx``) is counted, and the fit time is extrapolated to every
-   segment.
+   segment;
+5. binseg's fit (``jaxbench.analyse.binseg``, the default) of every step-fitted series.
 
 Usage: ``python bench/bench_scan_parts.py RESULTS [--every 50]``.
 """
@@ -24,8 +25,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from jaxbench.analyse import binseg
 from jaxbench.analyse.kinds import kind_of
 from jaxbench.analyse.steps import detect_steps
+from jaxbench.store import fastjson
 from jaxbench.store.results import _machine_name, scan_result_file
 from jaxbench.store.series_table import load_series_table
 
@@ -38,7 +41,7 @@ def main() -> None:
     paths = sorted(p for p in opts.results.glob("*/*.json") if p.name != "machine.json")
 
     # one file at a time, as the scan streams them (holding every parsed file slows the GC)
-    t_read = t_json = t_scan = 0.0
+    t_read = t_json = t_fast = t_scan = 0.0
     size = 0
     for path in paths:
         start = time.perf_counter()
@@ -47,8 +50,11 @@ def main() -> None:
         t_read += time.perf_counter() - start
         size += len(raw)
         start = time.perf_counter()
-        doc = json.loads(raw)
+        json.loads(raw)
         t_json += time.perf_counter() - start
+        start = time.perf_counter()
+        doc = fastjson.loads(raw)
+        t_fast += time.perf_counter() - start
         start = time.perf_counter()
         scan_result_file(path, _machine_name(path.parent), doc)
         t_scan += time.perf_counter() - start
@@ -57,6 +63,7 @@ def main() -> None:
     print(f"{len(paths)} files, {mib:.0f} MiB")
     print(f"  read + hash:        {t_read:7.2f} s")
     print(f"  json.loads:         {t_json:7.2f} s")
+    print(f"  fastjson.loads:     {t_fast:7.2f} s  (orjson, asv's NaN kept: what the scan uses)")
     print(f"  scan_result_file:   {t_scan:7.2f} s")
 
     table = load_series_table(opts.results, use_cache=False)
@@ -105,6 +112,15 @@ def main() -> None:
         f"  --quick:        {t_quick:6.2f} s, one penalty, "
         f"{1000 * t_quick / len(series):.2f} ms per series; all series, one core: "
         f"~{t_quick * scale:.0f} s"
+    )
+    every = [(table.points(i)[1], table.points(i)[2]) for i in fitted]
+    start = time.perf_counter()
+    for y, w in every:
+        binseg.detect_steps(y, w)
+    t_binseg = time.perf_counter() - start
+    print(
+        f"  binseg (the default), every one of the {len(every)} series: {t_binseg:6.2f} s, "
+        f"{1000 * t_binseg / len(every):.2f} ms per series, one core"
     )
 
 

@@ -88,8 +88,9 @@ def write_history(
 
 def one(
     n_commits: int, n_series: int, model: str, seed: int, step: float | None
-) -> tuple[bool, bool, bool, bool]:
-    """(asv flags anything false, jaxbench lists anything false, asv right, jaxbench right)."""
+) -> tuple[bool, bool, bool, bool, bool, bool]:
+    """(asv fit flags anything false, asv fit + evidence lists anything false, binseg +
+    evidence lists anything false, then each one's planted step found at its commit)."""
     from jaxbench.analyse.detect import scan
     from jaxbench.store.series_table import load_series_table
 
@@ -98,7 +99,9 @@ def one(
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "results"
         commits = write_history(root, n_commits, n_series, model, rng, planted)
-        found, _fits = scan(load_series_table(root, use_cache=False), workers=1)
+        table = load_series_table(root, use_cache=False)
+        found, _fits = scan(table, workers=1, detector="asv")
+        fast, _fits = scan(table, workers=1, detector="binseg")
     bad = None if planted is None else commits[planted[0]]
 
     def right(r: object) -> bool:
@@ -106,7 +109,15 @@ def one(
 
     asv_false = any(not right(r) for r in found.steps)
     ours_false = any(not right(r) for r in found.regressions)
-    return asv_false, ours_false, any(map(right, found.steps)), any(map(right, found.regressions))
+    fast_false = any(not right(r) for r in fast.regressions)
+    return (
+        asv_false,
+        ours_false,
+        fast_false,
+        any(map(right, found.steps)),
+        any(map(right, found.regressions)),
+        any(map(right, fast.regressions)),
+    )
 
 
 def main() -> int:
@@ -123,29 +134,23 @@ def main() -> int:
         f"planted: one series x{args.step}"
     )
     print(
-        "| noise | commits | asv fit: histories with a false step "
-        "| jaxbench: with a false listed step | planted found: asv fit "
-        "| planted found: jaxbench |"
+        "| noise | commits | histories with a false step: asv fit | asv fit + evidence "
+        "| binseg + evidence | planted found: asv fit | asv fit + evidence "
+        "| binseg + evidence |"
     )
-    print("|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     for model in args.models.split(","):
         for n in (int(x) for x in args.lengths.split(",")):
             null = [one(n, args.series, model, 1000 * n + t, None) for t in range(args.trials)]
-            cells = [
-                f"{sum(a for a, *_ in null)}/{args.trials}",
-                f"{sum(b for _, b, *_ in null)}/{args.trials}",
-            ]
+            cells = [f"{sum(r[i] for r in null)}/{args.trials}" for i in range(3)]
             if n >= 6:
                 plant = [
                     one(n, args.series, model, 5000 + 1000 * n + t, args.step)
                     for t in range(args.trials)
                 ]
-                cells += [
-                    f"{sum(p[2] for p in plant)}/{args.trials}",
-                    f"{sum(p[3] for p in plant)}/{args.trials}",
-                ]
+                cells += [f"{sum(p[i] for p in plant)}/{args.trials}" for i in range(3, 6)]
             else:
-                cells += ["-", "-"]
+                cells += ["-", "-", "-"]
             print(f"| {model} | {n} | " + " | ".join(cells) + " |", flush=True)
     print(f"({time.perf_counter() - start:.0f} s)")
     return 0

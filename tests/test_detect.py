@@ -7,6 +7,7 @@ import math
 import random
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import event, given, settings
@@ -370,7 +371,8 @@ def test_scan_equals_find_regressions_on_pvlib(pvlib_history: History) -> None:
     from jaxbench.analyse.detect import scan
     from jaxbench.store.series_table import load_series_table
 
-    found, _fits = scan(load_series_table(PVLIB_RESULTS, use_cache=False), include_fixed=True)
+    table = load_series_table(PVLIB_RESULTS, use_cache=False)
+    found, _fits = scan(table, include_fixed=True, detector="asv")
     old = find_regressions(pvlib_history, include_fixed=True)
 
     def ident(r: Regression) -> tuple[object, ...]:
@@ -509,15 +511,20 @@ def _listing(found: object) -> tuple[object, ...]:
     return (found.regressions, found.machine_changes, found.n_series, dict(found.series_at))
 
 
+def _fit(method: str) -> dict[str, Any]:
+    """scan's settings for a step fit: binseg, asv (penalty search) or quick (asv, one)."""
+    return {"detector": "binseg" if method == "binseg" else "asv", "quick": method == "quick"}
+
+
 @pytest.mark.parametrize("include_fixed", [False, True])
-@pytest.mark.parametrize("quick", [False, True])
-def test_prescreen_changes_nothing_on_pvlib(include_fixed: bool, quick: bool) -> None:
+@pytest.mark.parametrize("method", ["binseg", "asv", "quick"])
+def test_prescreen_changes_nothing_on_pvlib(include_fixed: bool, method: str) -> None:
     from jaxbench.analyse.detect import scan
     from jaxbench.store.series_table import load_series_table
 
     table = load_series_table(PVLIB_RESULTS, use_cache=False)
-    screened, _fits = scan(table, include_fixed=include_fixed, quick=quick)
-    full, _fits = scan(table, include_fixed=include_fixed, quick=quick, prescreen=False)
+    screened, _fits = scan(table, include_fixed=include_fixed, **_fit(method))
+    full, _fits = scan(table, include_fixed=include_fixed, prescreen=False, **_fit(method))
     assert _listing(screened) == _listing(full)
     assert screened.regressions  # the documented ones
     assert screened.screened >= 50  # pvlib's short, quiet series (74 of 129 when written)
@@ -550,7 +557,7 @@ def test_cannot_regress_bounds() -> None:
     threshold=st.sampled_from([0.0, 0.02, 0.05, 0.1]),
     failed=st.sets(st.integers(0, 40), max_size=3),
     include_fixed=st.booleans(),
-    quick=st.booleans(),
+    method=st.sampled_from(["binseg", "asv", "quick"]),
     seed=st.integers(0, 2**16),
 )
 def test_prescreen_listing_equals_fitting_everything(
@@ -559,7 +566,7 @@ def test_prescreen_listing_equals_fitting_everything(
     threshold: float,
     failed: set[int],
     include_fixed: bool,
-    quick: bool,
+    method: str,
     seed: int,
 ) -> None:
     """Random histories near the threshold: screened or not, the same listing."""
@@ -587,9 +594,26 @@ def test_prescreen_listing_equals_fitting_everything(
             }
             writer.write_result(commit_hash(i), i * DAY, row)
         table = load_series_table(writer.root, use_cache=False)
-        screened, _f = scan(table, threshold=threshold, include_fixed=include_fixed, quick=quick)
+        fit = _fit(method)
+        screened, _f = scan(table, threshold=threshold, include_fixed=include_fixed, **fit)
         full, _f = scan(
-            table, threshold=threshold, include_fixed=include_fixed, quick=quick, prescreen=False
+            table, threshold=threshold, include_fixed=include_fixed, prescreen=False, **fit
         )
     event(f"screened {min(screened.screened, 1)}, listed {min(len(screened.regressions), 1)}")
     assert _listing(screened) == _listing(full)
+
+
+def test_reading_in_processes_gives_the_same_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The result files parsed in worker processes: the same columns, warnings and order."""
+    import numpy as np
+
+    from jaxbench.store import series_table
+
+    serial = series_table.load_series_table(PVLIB_RESULTS, use_cache=False)
+    monkeypatch.setattr(series_table, "PARALLEL_MIN_BYTES", 0)
+    forked = series_table.load_series_table(PVLIB_RESULTS, use_cache=False)
+    assert forked.files == serial.files
+    assert forked.keys == serial.keys
+    assert forked.warnings == serial.warnings
+    for name in ("offsets", "file_idx", "values", "weights"):
+        np.testing.assert_array_equal(getattr(forked, name), getattr(serial, name))

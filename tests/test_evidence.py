@@ -25,8 +25,8 @@ FLOPS = "w.W.track_work_flops"
 UNCHECKED = "w.W.track_answer_unchecked"
 
 
-def _scan(root: Path) -> Scan:
-    found, _fits = scan(load_series_table(root, use_cache=False), workers=1)
+def _scan(root: Path, detector: str = "binseg") -> Scan:
+    found, _fits = scan(load_series_table(root, use_cache=False), workers=1, detector=detector)
     return found
 
 
@@ -82,6 +82,17 @@ def test_step_p_value_pays_for_the_position_and_needs_values() -> None:
     assert _p([0.0, 0.0], [5.0, 5.0]) == 0.0  # non-positive values: not logs
 
 
+def test_holm_family_counts_the_series_searched_without_a_step() -> None:
+    lows, highs = [1.0 + 0.01 * i for i in range(10)], [1.2 + 0.01 * i for i in range(10)]
+    candidate = (_reg(Kind.COMPILE, 1.0, 1.2), lows, highs, (lows, highs))
+    (alone,) = judge([candidate])
+    (among_50,) = judge([candidate], family=50)
+    assert alone.p_value == pytest.approx(_p(lows, highs))
+    assert among_50.p_value == pytest.approx(min(1.0, 50 * _p(lows, highs)))
+    (fewer,) = judge([candidate], family=0)  # never fewer than the tested steps
+    assert fewer.p_value == alone.p_value
+
+
 def _reg(kind: Kind, before: float, after: float, name: str = "w.W.x") -> Regression:
     key = SeriesKey("m", "env", name, (), "v1")
     ratio = after / before if before else math.inf
@@ -118,7 +129,7 @@ def test_judge_by_kind_and_holm_over_the_scan() -> None:
     assert [r.evidence.listed for r in judged] == [True, False, False, True, False]
     assert judged[1].after - judged[1].before < MEMORY_FLOOR_BYTES
     line = unconfirmed_summary([r for r in judged if not r.evidence.listed])
-    assert line.startswith("Not listed: 3 steps of asv's fit that the values do not confirm")
+    assert line.startswith("Not listed: 3 fitted steps that the values do not confirm")
     assert f"1 with fewer than {MIN_SIDE} commits on a side" in line
     assert "1 within the noise" in line
     assert "1 below the 1 MiB memory floor" in line
@@ -139,10 +150,12 @@ def test_a_first_run_of_three_commits_lists_no_step_of_noise(
     rng = random.Random(7)
     names = [f"w.W{j:02d}.track_compile_seconds" for j in range(40)]
     _history(asv_writer, [{n: _noisy(i, 0.05, rng) for n in names} for i in range(3)])
-    found = _scan(asv_writer.root)
+    found = _scan(asv_writer.root, "asv")
     assert found.steps  # asv's fit alone would list these
     assert found.regressions == ()
     assert {r.evidence for r in found.unconfirmed} == {Evidence.UNTESTED}
+    # binseg cuts nothing with fewer than 2 values on each side of the cut
+    assert _scan(asv_writer.root).steps == ()
 
 
 def test_a_real_compile_step_in_a_long_history_is_confirmed_at_its_commit(
@@ -176,7 +189,7 @@ def test_cli_counts_the_unconfirmed_and_lists_them_on_request(
     rng = random.Random(7)
     names = [f"w.W{j:02d}.track_compile_seconds" for j in range(40)]
     _history(asv_writer, [{n: _noisy(i, 0.05, rng) for n in names} for i in range(3)])
-    base = ["regressions", "--results", str(asv_writer.root), "--no-cache"]
+    base = ["regressions", "--results", str(asv_writer.root), "--no-cache", "--detector", "asv"]
     assert main(base) == 0
     out = capsys.readouterr().out
     assert out.startswith("No regressions in 40 series.\nNot listed: ")

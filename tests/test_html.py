@@ -187,7 +187,7 @@ def test_unconfirmed_steps_are_counted_not_listed() -> None:
     step = dataclasses.replace(regression("b.C.track_compile_seconds"), evidence=Evidence.UNTESTED)
     page = render([], unconfirmed=[step, step])
     text = "".join(parse(page).text)
-    assert "Not listed: 2 steps of asv's fit that the values do not confirm" in text
+    assert "Not listed: 2 fitted steps that the values do not confirm" in text
     assert "2 with fewer than 4 commits on a side" in text
     assert page.count("None flagged.") == len(html.KIND_SECTIONS)
     assert 'class="unconfirmed"' not in render([])

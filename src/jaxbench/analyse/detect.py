@@ -68,7 +68,9 @@ if TYPE_CHECKING:
     from jaxbench.store.series_table import Fits, SeriesTable
 
 __all__ = [
+    "DEFAULT_DETECTOR",
     "DEFAULT_THRESHOLD",
+    "DETECTORS",
     "EXACT_RELATIVE",
     "Evidence",
     "MachineChange",
@@ -84,6 +86,10 @@ __all__ = [
 
 #: asv publish's default relative threshold.
 DEFAULT_THRESHOLD = 0.05
+#: Step fits :func:`scan` can use: :mod:`jaxbench.analyse.binseg` and asv publish's.
+DETECTORS = ("binseg", "asv")
+#: The step fit of ``jaxbench regressions`` and ``jaxbench publish``.
+DEFAULT_DETECTOR = "binseg"
 #: Relative change above which a deterministic (WORK) figure has changed.
 EXACT_RELATIVE = 1e-9
 
@@ -229,6 +235,40 @@ def _exact_steps(values: Sequence[float | None]) -> list[_Step]:
     if start >= 0:
         steps.append((start, last + 1, level, level, 0.0))
     return steps
+
+
+def _exact_steps_of_array(values: Any) -> list[_Step]:
+    """:func:`_exact_steps` of a float array (NaN: missing), the same steps, vectorized.
+
+    A run starts where a value is not within EXACT_RELATIVE of the one before;
+    when some value of a run is not within it of the run's first value, or a
+    run's first value is within it of the previous run's (a drift in tiny
+    steps), the loop of :func:`_exact_steps` decides instead.
+    """
+    import numpy as np
+
+    index = np.flatnonzero(~np.isnan(values))
+    if not len(index):
+        return []
+    v = values[index]
+    prev, cur = v[:-1], v[1:]
+    near = np.abs(cur - prev) <= EXACT_RELATIVE * np.maximum(np.abs(prev), np.abs(cur))
+    starts = np.concatenate(([0], np.flatnonzero(~near) + 1))
+    run_of = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, len(v))))
+    level = v[starts][run_of]
+
+    def close(x: Any, y: Any) -> Any:
+        return np.abs(x - y) <= EXACT_RELATIVE * np.maximum(np.abs(x), np.abs(y))
+
+    runs_hold = bool(np.all(close(v, level)))
+    breaks_hold = not bool(np.any(close(v[starts[1:]], v[starts[:-1]])))
+    if not (runs_hold and breaks_hold):
+        return _exact_steps([None if x != x else float(x) for x in values.tolist()])
+    ends = np.append(starts[1:], len(v)) - 1
+    return [
+        (int(index[a]), int(index[b]) + 1, float(v[a]), float(v[a]), 0.0)
+        for a, b in zip(starts.tolist(), ends.tolist(), strict=True)
+    ]
 
 
 def _steps_of(points: Sequence[Point], exact: bool) -> tuple[list[_Step], int]:
@@ -387,8 +427,8 @@ class Scan:
         return tuple(r for r in self.steps if not r.evidence.listed)
 
 
-def _segment_digest(values: Any, weights: Any, quick: bool) -> bytes:
-    h = hashlib.blake2b(digest_size=16, person=b"quick" if quick else b"autogamma")
+def _segment_digest(values: Any, weights: Any, method: str) -> bytes:
+    h = hashlib.blake2b(digest_size=16, person=method.encode())
     h.update(values.tobytes())
     h.update(weights.tobytes())
     return h.digest()
@@ -463,20 +503,31 @@ def cannot_regress(values: Any, threshold: float) -> bool:
     return bool(hi <= lo + threshold * lo)
 
 
-def _fit_many(batch: Sequence[tuple[Any, Any, bool]]) -> list[list[_Step]]:
-    """asv fits of (values, weights, quick); NaN is missing, as asv reads None."""
+def _fit_many(batch: Sequence[tuple[Any, Any, str]]) -> list[list[_Step]]:
+    """Step fits of (values, weights, method); NaN is missing, as asv reads None.
+
+    ``method``: ``"binseg"`` (:mod:`jaxbench.analyse.binseg`), ``"autogamma"``
+    (asv's fit with its penalty search) or ``"quick"`` (asv's default penalty).
+    """
+    from jaxbench.analyse import binseg
     from jaxbench.analyse.steps import detect_steps
 
-    return [detect_steps(y.tolist(), w.tolist(), quick=quick) for y, w, quick in batch]
+    return [
+        binseg.detect_steps(y, w)
+        if method == "binseg"
+        else detect_steps(y.tolist(), w.tolist(), quick=method == "quick")
+        for y, w, method in batch
+    ]
 
 
 #: Below this many points to fit (about 1 s of fitting here), processes cost more than they save.
 PARALLEL_MIN_POINTS = 20_000
 
 
-def _fit_all(pending: Sequence[tuple[Any, Any, bool]], workers: int | None) -> list[list[_Step]]:
+def _fit_all(pending: Sequence[tuple[Any, Any, str]], workers: int | None) -> list[list[_Step]]:
     """asv step fits of every pending segment, in processes when it pays."""
-    total = sum(len(y) for y, _w, _q in pending)
+    # a binseg fit costs about 1/25 of asv's per point (bench/bench_scan_parts.py)
+    total = sum(len(y) // (25 if m == "binseg" else 1) for y, _w, m in pending)
     n_workers = workers if workers is not None else min(os.cpu_count() or 1, 8)
     if n_workers <= 1 or total < PARALLEL_MIN_POINTS or len(pending) < 2:
         return _fit_many(pending)
@@ -512,6 +563,7 @@ def scan(
     workers: int | None = None,
     quick: bool = False,
     prescreen: bool = True,
+    detector: str = DEFAULT_DETECTOR,
 ) -> tuple[Scan, Fits]:
     """Regressions and machine changes of every series of ``table``, newest first.
 
@@ -521,8 +573,14 @@ def scan(
     :func:`jaxbench.analyse.steps.detect_steps`). A segment whose values
     cannot reach its threshold (:func:`cannot_regress`) is not fitted: the
     answer is the same; ``prescreen=False`` fits it anyway (tests, benchmarks).
+    ``detector``: ``"asv"``, asv's step fit, or ``"binseg"``,
+    :mod:`jaxbench.analyse.binseg` (fast); either is cached by segment digest.
     Returns the fits used (digest -> steps) for the cache.
     """
+    if detector not in DETECTORS:
+        raise ValueError(f"detector {detector!r}: one of {', '.join(DETECTORS)}")
+    if quick and detector != "asv":
+        raise ValueError("quick is a setting of asv's fit (detector='asv')")
     import numpy as np
 
     files = table.files
@@ -538,7 +596,9 @@ def scan(
     # (series index, segment start, segment end, exact, fit digest, threshold)
     segments: list[tuple[int, int, int, bool, bytes | None, float]] = []
     screened = 0
-    pending: list[tuple[Any, Any, bool]] = []
+    searched = 0  # step-fitted segments, screened ones included (Holm's family)
+    pending: list[tuple[Any, Any, str]] = []
+    method = "binseg" if detector == "binseg" else "quick" if quick else "autogamma"
     pending_keys: list[bytes] = []
     pending_set: set[bytes] = set()
     used: Fits = {}
@@ -563,19 +623,22 @@ def scan(
                 )
                 changes[change] = changes.get(change, 0) + 1
             digest = None
+            searched += not exact
             if not exact and prescreen and cannot_regress(values[a:b], limit):
                 screened += 1
                 continue
             if not exact:
-                digest = _segment_digest(values[a:b], weights[a:b], quick)
+                digest = _segment_digest(values[a:b], weights[a:b], method)
                 cached = table.fits.get(digest)
                 if cached is not None:
                     used[digest] = cached
                 elif digest not in pending_set:
                     pending_set.add(digest)
                     pending_keys.append(digest)
-                    pending.append((values[a:b], weights[a:b], quick))
+                    pending.append((values[a:b], weights[a:b], method))
             segments.append((i, a, b, exact, digest, limit))
+    import scipy.special  # noqa: F401  (once, before any fitting process is forked)
+
     for digest, new in zip(pending_keys, _fit_all(pending, workers), strict=True):
         used[digest] = tuple(new)
 
@@ -584,11 +647,9 @@ def scan(
     ] = []
     for i, a, b, exact, digest, limit in segments:
         key = table.keys[i]
-        fidx, values, _weights = table.points(i)
+        fidx, values, weights = table.points(i)
         if exact:
-            fitted: Sequence[_Step] = _exact_steps(
-                [None if v != v else float(v) for v in values[a:b].tolist()]
-            )
+            fitted: Sequence[_Step] = _exact_steps_of_array(values[a:b])
             min_size = 1
         else:
             assert digest is not None
@@ -628,7 +689,7 @@ def scan(
             )
     from jaxbench.analyse.evidence import judge
 
-    found = judge(candidates)
+    found = judge(candidates, family=searched)
     found.sort(key=lambda r: (-r.date, r.key, r.bad_commit))
     dates = {f.commit: f.date for f in files}
     machine_changes = tuple(

@@ -23,7 +23,8 @@ job on a fresh clone"). jaxbench lists a step only when the values confirm it
   levels (the fit chose those by their values), with a Bonferroni factor for
   the positions the fit could have chosen
   (:func:`jaxbench.analyse.stats.step_p_value`), Holm-adjusted over every
-  tested step of the scan, must be below :data:`ALPHA` (``CONFIRMED``), else
+  tested step of the scan and every series searched without one, must be
+  below :data:`ALPHA` (``CONFIRMED``), else
   the step is within the series' own noise (``NOISE``).
 
 No test on the values alone can tell a run of slow processes after a run of
@@ -68,12 +69,19 @@ def judge(
     ],
     *,
     alpha: float = ALPHA,
+    family: int = 0,
 ) -> list[Regression]:
     """Each candidate step with its evidence, in the order given.
 
-    A candidate is asv's step, the values (one per commit, missing ones left
+    A candidate is a fitted step, the values (one per commit, missing ones left
     out) before and after it (see ``detect._sides``), and the whole series cut
     at the step, whose successive differences give the spread.
+
+    ``family``: how many series (segments) were searched for a step. A
+    segment in which the fit proposed no step still counts in Holm's family
+    (as a p-value of 1): the fit looked at it, and a fit that proposes only
+    likely steps would otherwise escape the correction for the series it
+    searched. The family is at least the number of tested steps.
     """
     judged: list[Regression] = []
     tested: list[int] = []
@@ -90,7 +98,8 @@ def judge(
             tested.append(len(judged))
             raw.append(step_p_value(before, after, context))
             judged.append(reg)
-    for index, p in zip(tested, holm_adjust(raw), strict=True):
+    padded = raw + [1.0] * max(0, family - len(raw))
+    for index, p in zip(tested, holm_adjust(padded)[: len(raw)], strict=True):
         evidence = Evidence.CONFIRMED if p < alpha else Evidence.NOISE
         judged[index] = dataclasses.replace(judged[index], evidence=evidence, p_value=p)
     return judged
@@ -109,6 +118,6 @@ def unconfirmed_summary(unconfirmed: Sequence[Regression]) -> str:
     parts = ", ".join(f"{n} {why[e]}" for e, n in counts.items() if n)
     noun = "step" if len(unconfirmed) == 1 else "steps"
     return (
-        f"Not listed: {len(unconfirmed)} {noun} of asv's fit that the values do not confirm "
+        f"Not listed: {len(unconfirmed)} fitted {noun} that the values do not confirm "
         f"({parts}); 'jaxbench regressions --unconfirmed' lists them."
     )

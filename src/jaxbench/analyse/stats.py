@@ -56,11 +56,11 @@ Welch test needs two rounds a side.
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any
 
 __all__ = [
     "DEFAULT_ALPHA",
@@ -269,25 +269,29 @@ def step_p_value(
     that number (Bonferroni). Fewer than two values on a side, or fewer than
     two differences: 1.
     """
-    from scipy.stats import t as student
+    import numpy as np
+    from scipy.special import stdtr  # scipy.stats.t's own distribution function; imports faster
 
-    x = [v for v in before if math.isfinite(v)]
-    y = [v for v in after if math.isfinite(v)]
-    parts = [[v for v in part if math.isfinite(v)] for part in context]
+    def finite(values: Sequence[float]) -> Any:
+        array = np.asarray(values, dtype=np.float64)
+        return array[np.isfinite(array)]
+
+    x, y = finite(before), finite(after)
+    parts = [finite(part) for part in context]
     if len(x) < 2 or len(y) < 2:
         return 1.0
-    if all(v > 0 for v in itertools.chain(x, y, *parts)):
-        x, y = [math.log(v) for v in x], [math.log(v) for v in y]
-        parts = [[math.log(v) for v in part] for part in parts]
-    diffs = [b - a for part in parts for a, b in itertools.pairwise(part)]
+    if all(bool(np.all(a > 0)) for a in (x, y, *parts)):
+        x, y = np.log(x), np.log(y)
+        parts = [np.log(part) for part in parts]
+    diffs = np.concatenate([np.diff(part) for part in parts])
     if len(diffs) < 2:
         return 1.0
-    shift = sum(y) / len(y) - sum(x) / len(x)
-    variance = sum(d * d for d in diffs) / len(diffs) / 2
+    shift = float(y.mean() - x.mean())
+    variance = float(np.dot(diffs, diffs)) / len(diffs) / 2
     if variance == 0:
         return 0.0 if shift > 0 else 1.0
     statistic = shift / math.sqrt(variance * (1 / len(x) + 1 / len(y)))
-    p = float(student.sf(statistic, len(diffs)))
+    p = float(stdtr(len(diffs), -statistic))
     return min(1.0, p * (len(x) + len(y) - 1)) if math.isfinite(p) else 1.0
 
 

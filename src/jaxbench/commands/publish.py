@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from jaxbench.analyse.detect import DEFAULT_DETECTOR, DETECTORS
 from jaxbench.render.site import publish
 
 __all__ = ["HELP", "add_arguments", "run"]
@@ -36,11 +37,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="asv results directory (default: results_dir of the asv configuration)",
     )
+    parser.add_argument(
+        "--detector",
+        choices=DETECTORS,
+        default=DEFAULT_DETECTOR,
+        help="step fit of the regressions page, as in 'jaxbench regressions' (default binseg)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``jaxbench publish``."""
-    outcome = publish(args.config, html_dir=args.html_dir, results_dir=args.results)
+    outcome = publish(
+        args.config, html_dir=args.html_dir, results_dir=args.results, detector=args.detector
+    )
     print(
         f"jaxbench: published {outcome.html_dir}: {outcome.regressions} regression(s) "
         f"listed in {outcome.regressions_page}"

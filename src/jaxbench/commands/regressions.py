@@ -3,12 +3,13 @@
 Reads an asv results directory (no git repository needed) through the scan
 cache beside it (:mod:`jaxbench.store.series_table`), keys every series by
 machine, environment, benchmark, parameters and benchmark version, cuts it at
-machine fingerprint changes, runs asv's own step detection on each piece (see
-:mod:`jaxbench.analyse.detect`) and groups the steps into events, one per
+machine fingerprint changes, fits steps to each piece (``--detector``: binseg,
+:mod:`jaxbench.analyse.binseg`, or asv's own fit), keeps the upward steps by
+asv publish's rule (see :mod:`jaxbench.analyse.detect`) and groups them into events, one per
 machine, environment and commit (:mod:`jaxbench.analyse.events`). Exit status
 0 whether or not something is found (it is a listing); 2 on bad input.
 
-A step that asv's fit finds is listed only when the values confirm it
+A fitted step is listed only when the values confirm it
 (:mod:`jaxbench.analyse.evidence`: exact figures at once; the others by a
 t-test of the commits on either side, Holm at 1 % over the scan, with at least
 3 commits a side; memory steps of at least 1 MiB). The rest are counted in
@@ -52,6 +53,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from jaxbench.analyse.detect import DEFAULT_DETECTOR, DETECTORS
 from jaxbench.errors import UsageError
 from jaxbench.render.units import format_ratio, format_value
 
@@ -137,14 +139,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--unconfirmed",
         action="store_true",
-        help="list the steps that asv's fit finds but the values do not confirm "
+        help="list the steps that the step fit finds but the values do not confirm "
         "(too few commits on a side, within noise, below the memory floor)",
+    )
+    parser.add_argument(
+        "--detector",
+        choices=DETECTORS,
+        default=DEFAULT_DETECTOR,
+        help="step fit: binseg (default; binary segmentation with the step test, seconds on "
+        "a large history) or asv (asv publish's L1 fit, minutes); see docs/measured.md",
     )
     parser.add_argument(
         "--quick",
         action="store_true",
-        help="asv's step fit with its default penalty instead of asv publish's penalty search "
-        "(see docs/measured.md, 'Regression scan time')",
+        help="with --detector asv: asv's default penalty instead of asv publish's penalty "
+        "search (see docs/measured.md, 'Regression scan time')",
     )
     parser.add_argument(
         "--no-cache",
@@ -416,6 +425,8 @@ def run(args: argparse.Namespace) -> int:
     from jaxbench.analyse.events import group_events
     from jaxbench.store.series_table import load_series_table, save_fits
 
+    if args.quick and args.detector != "asv":
+        raise UsageError("--quick is a setting of asv's fit; add --detector asv")
     threshold = DEFAULT_THRESHOLD if args.threshold is None else args.threshold
     if not math.isfinite(threshold) or threshold < 0:
         raise UsageError(f"--threshold {args.threshold} must be a number >= 0, e.g. 0.05")
@@ -431,6 +442,7 @@ def run(args: argparse.Namespace) -> int:
         thresholds=thresholds,
         include_fixed=args.all,
         quick=args.quick,
+        detector=args.detector,
     )
     save_fits(table, fits)
     steps = list(found.steps)

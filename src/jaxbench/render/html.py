@@ -556,7 +556,7 @@ def render_regressions_page(
 ) -> str:
     """The regressions page (``jaxbench/regressions.html``) as HTML text.
 
-    ``unconfirmed``: the steps of asv's fit that the values do not confirm
+    ``unconfirmed``: the fitted steps that the values do not confirm
     (:mod:`jaxbench.analyse.evidence`), counted under the lede.
     ``unchecked``: the workloads declared ``Unchecked`` at their newest commit
     (:func:`jaxbench.store.checks.unchecked_workloads`), listed with their reason.

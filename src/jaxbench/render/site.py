@@ -45,7 +45,12 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from jaxbench.analyse.detect import read_asv_conf, scan, thresholds_from_asv_conf
+from jaxbench.analyse.detect import (
+    DEFAULT_DETECTOR,
+    read_asv_conf,
+    scan,
+    thresholds_from_asv_conf,
+)
 from jaxbench.analyse.events import group_events
 from jaxbench.analyse.paired_history import paired_series
 from jaxbench.errors import ResultsError, UsageError
@@ -213,7 +218,11 @@ def _swap_in(new: Path, html_dir: Path) -> None:
 
 
 def publish(
-    config: Path, *, html_dir: Path | None = None, results_dir: Path | None = None
+    config: Path,
+    *,
+    html_dir: Path | None = None,
+    results_dir: Path | None = None,
+    detector: str = DEFAULT_DETECTOR,
 ) -> PublishOutcome:
     """Publish the history of ``config``'s results into its html dir (see module doc)."""
     config = Path(config)
@@ -239,7 +248,7 @@ def publish(
             "re-run 'asv run' for those commits"
         )
     paired_page = _paired_page(results, history.commits(), conf)  # bad files stop here
-    found, fits = scan(history, thresholds=thresholds_from_asv_conf(config))
+    found, fits = scan(history, thresholds=thresholds_from_asv_conf(config), detector=detector)
     save_fits(history, fits)
     regressions = found.regressions
     benchmarks, _ = read_benchmarks_json_or_warn(results / "benchmarks.json")
