@@ -2,7 +2,7 @@
 
 On one results directory, in this process, one core, each part timed on its own:
 
-1. read every result file's bytes and hash them (the cache key);
+1. read every result file's bytes and hash them (SHA-256, the cache key);
 2. ``json.loads`` of each, and ``fastjson.loads`` (orjson; what the scan uses);
 3. ``scan_result_file`` of each (the checks and the columns of one file);
 4. asv's step fit (``jaxbench.analyse.steps.detect_steps``) of every ``--every``-th
@@ -46,7 +46,7 @@ def main() -> None:
     for path in paths:
         start = time.perf_counter()
         raw = path.read_bytes()
-        hashlib.blake2b(raw, digest_size=16).hexdigest()
+        hashlib.sha256(raw).hexdigest()  # as store/series_table._digest
         t_read += time.perf_counter() - start
         size += len(raw)
         start = time.perf_counter()

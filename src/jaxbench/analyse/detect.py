@@ -27,8 +27,11 @@ change is reported as a :class:`MachineChange`, never as a step. Result files
 without a fingerprint form one "unknown" segment.
 
 :func:`scan` runs all of this on a :class:`~jaxbench.store.series_table.SeriesTable`
-(the columns of a whole results directory), with asv's step fit vectorized
-(:mod:`jaxbench.analyse.steps`, bit-identical), segments whose values cannot
+(the columns of a whole results directory). Its step fit is, by default,
+:mod:`jaxbench.analyse.binseg` (binary segmentation with the evidence test,
+seconds on a history where asv's fit takes minutes; measured against asv's in
+``docs/measured.md``), or with ``detector="asv"`` asv's own, with its hot loop
+vectorized (:mod:`jaxbench.analyse.steps`, bit-identical); segments whose values cannot
 reach their threshold not fitted at all (:func:`cannot_regress`, exact), fits
 reused by the digest of each segment's values and weights, and the remaining
 fits spread over processes.
@@ -293,6 +296,8 @@ def _found_jumps(
     steps: Sequence[_Step], threshold: float, min_size: int, include_fixed: bool
 ) -> list[tuple[_Jump, float, int | None]]:
     """(asv's jump, fitted level after it, index where it was undone or None), by position."""
+    if len(steps) < 2:
+        return []  # one level: no step (and asv's import spared)
     final = _jumps(steps, threshold, min_size)
     found: dict[int, tuple[_Jump, int | None]] = {j[1]: (j, None) for j in final}
     if include_fixed:
@@ -525,7 +530,7 @@ PARALLEL_MIN_POINTS = 20_000
 
 
 def _fit_all(pending: Sequence[tuple[Any, Any, str]], workers: int | None) -> list[list[_Step]]:
-    """asv step fits of every pending segment, in processes when it pays."""
+    """Step fits of every pending segment, in processes when it pays."""
     # a binseg fit costs about 1/25 of asv's per point (bench/bench_scan_parts.py)
     total = sum(len(y) // (25 if m == "binseg" else 1) for y, _w, m in pending)
     n_workers = workers if workers is not None else min(os.cpu_count() or 1, 8)
@@ -637,7 +642,8 @@ def scan(
                     pending_keys.append(digest)
                     pending.append((values[a:b], weights[a:b], method))
             segments.append((i, a, b, exact, digest, limit))
-    import scipy.special  # noqa: F401  (once, before any fitting process is forked)
+    if pending:
+        import scipy.special  # noqa: F401  (once, before any fitting process is forked)
 
     for digest, new in zip(pending_keys, _fit_all(pending, workers), strict=True):
         used[digest] = tuple(new)
@@ -647,7 +653,7 @@ def scan(
     ] = []
     for i, a, b, exact, digest, limit in segments:
         key = table.keys[i]
-        fidx, values, weights = table.points(i)
+        fidx, values, _weights = table.points(i)
         if exact:
             fitted: Sequence[_Step] = _exact_steps_of_array(values[a:b])
             min_size = 1

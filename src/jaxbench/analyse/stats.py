@@ -265,8 +265,9 @@ def step_p_value(
     ``shift / (sigma * sqrt(1/n_before + 1/n_after))`` is read against
     Student's t with as many degrees of freedom as differences. Logarithms
     when every value is positive (a step is a ratio). The fit chose the
-    position among ``n_before + n_after - 1``, so the p-value is multiplied by
-    that number (Bonferroni). Fewer than two values on a side, or fewer than
+    position among every position of the series (``context``), at least
+    ``n_before + n_after - 1``, so the p-value is multiplied by that number
+    (Bonferroni). Fewer than two values on a side, or fewer than
     two differences: 1.
     """
     import numpy as np
@@ -292,7 +293,8 @@ def step_p_value(
         return 0.0 if shift > 0 else 1.0
     statistic = shift / math.sqrt(variance * (1 / len(x) + 1 / len(y)))
     p = float(stdtr(len(diffs), -statistic))
-    return min(1.0, p * (len(x) + len(y) - 1)) if math.isfinite(p) else 1.0
+    positions = max(len(x) + len(y), sum(len(part) for part in parts)) - 1
+    return min(1.0, p * positions) if math.isfinite(p) else 1.0
 
 
 def _direction(base: float, head: float, factor: float) -> Verdict:
