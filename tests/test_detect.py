@@ -603,17 +603,78 @@ def test_prescreen_listing_equals_fitting_everything(
     assert _listing(screened) == _listing(full)
 
 
-def test_reading_in_processes_gives_the_same_table(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The result files parsed in worker processes: the same columns, warnings and order."""
-    import numpy as np
+_FORKED_EQUALS_SERIAL = """
+import sys
+import numpy as np
+from jaxbench.analyse import detect
+from jaxbench.store import series_table
 
-    from jaxbench.store import series_table
+pools = []
+def counting(n, real=series_table.fork_pool):
+    pools.append(n)
+    return real(n)
+series_table.fork_pool = detect.fork_pool = counting
 
-    serial = series_table.load_series_table(PVLIB_RESULTS, use_cache=False)
-    monkeypatch.setattr(series_table, "PARALLEL_MIN_BYTES", 0)
-    forked = series_table.load_series_table(PVLIB_RESULTS, use_cache=False)
-    assert forked.files == serial.files
-    assert forked.keys == serial.keys
-    assert forked.warnings == serial.warnings
-    for name in ("offsets", "file_idx", "values", "weights"):
-        np.testing.assert_array_equal(getattr(forked, name), getattr(serial, name))
+results = sys.argv[1]
+serial = series_table.load_series_table(results, use_cache=False)
+serial_scan, _ = detect.scan(serial, include_fixed=True, workers=1)
+series_table.PARALLEL_MIN_BYTES = 0
+detect.PARALLEL_MIN_POINTS = 0
+forked = series_table.load_series_table(results, use_cache=False)
+forked_scan, _ = detect.scan(forked, include_fixed=True, workers=2)
+assert len(pools) == 2, pools  # the files were read, and the steps fitted, in processes
+assert forked.files == serial.files and forked.keys == serial.keys
+assert forked.warnings == serial.warnings
+for name in ("offsets", "file_idx", "values", "weights"):
+    np.testing.assert_array_equal(getattr(forked, name), getattr(serial, name))
+assert forked_scan == serial_scan
+print("same")
+"""
+
+
+def test_reading_and_fitting_in_processes_gives_the_same_answer() -> None:
+    """In a fresh interpreter (the CLI's case: one thread), the files are parsed and the
+    steps fitted in forked workers: the same columns, warnings, order and listing."""
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", _FORKED_EQUALS_SERIAL, str(PVLIB_RESULTS)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.strip() == "same"
+
+
+def test_no_fork_while_another_thread_runs() -> None:
+    """A process running other threads (jax's, here a plain one) scans in-process."""
+    import threading
+
+    from jaxbench.store import forking, series_table
+
+    release = threading.Event()
+    thread = threading.Thread(target=release.wait)
+    thread.start()
+    try:
+        assert not forking.fork_is_safe()
+        table = series_table.load_series_table(PVLIB_RESULTS, use_cache=False)
+    finally:
+        release.set()
+        thread.join()
+    assert table.keys
+
+
+def test_no_fork_where_jax_is_loaded(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+    import types
+
+    from jaxbench.store import forking
+
+    monkeypatch.delitem(sys.modules, "jax", raising=False)
+    monkeypatch.delitem(sys.modules, "jaxlib", raising=False)
+    assert forking.fork_is_safe()  # Linux, the main thread alone
+    monkeypatch.setitem(sys.modules, "jax", types.ModuleType("jax"))
+    assert not forking.fork_is_safe()

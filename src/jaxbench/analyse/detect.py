@@ -65,6 +65,7 @@ from jaxbench.analyse.kinds import Kind, exact_figure, kind_of
 from jaxbench.errors import ResultsError
 from jaxbench.store import jsonc
 from jaxbench.store.benchmarks_json import unit_of
+from jaxbench.store.forking import fork_is_safe, fork_pool
 from jaxbench.store.results import History, Point, SeriesKey
 
 if TYPE_CHECKING:
@@ -534,10 +535,8 @@ def _fit_all(pending: Sequence[tuple[Any, Any, str]], workers: int | None) -> li
     # a binseg fit costs about 1/25 of asv's per point (bench/bench_scan_parts.py)
     total = sum(len(y) // (25 if m == "binseg" else 1) for y, _w, m in pending)
     n_workers = workers if workers is not None else min(os.cpu_count() or 1, 8)
-    if n_workers <= 1 or total < PARALLEL_MIN_POINTS or len(pending) < 2:
+    if n_workers <= 1 or total < PARALLEL_MIN_POINTS or len(pending) < 2 or not fork_is_safe():
         return _fit_many(pending)
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
 
     # Batches of about equal work (a fit costs about linear time), big ones first.
     order = sorted(range(len(pending)), key=lambda i: -len(pending[i][0]))
@@ -550,8 +549,7 @@ def _fit_all(pending: Sequence[tuple[Any, Any, str]], workers: int | None) -> li
         loads[j] += len(pending[i][0]) + 50
     batches = [b for b in batches if b]
     results: list[list[_Step]] = [[] for _ in pending]
-    context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(max_workers=n_workers, mp_context=context) as pool:
+    with fork_pool(n_workers) as pool:
         outputs = pool.map(_fit_many, [[pending[i] for i in b] for b in batches])
         for batch, fitted in zip(batches, outputs, strict=True):
             for i, steps in zip(batch, fitted, strict=True):

@@ -38,6 +38,7 @@ import numpy as np
 from jaxbench.errors import ResultsError
 from jaxbench.store import fastjson, fsio
 from jaxbench.store.benchmarks_json import read_benchmarks_json_or_warn
+from jaxbench.store.forking import fork_is_safe, fork_pool
 from jaxbench.store.results import (
     FileScan,
     SeriesKey,
@@ -438,19 +439,16 @@ def _read_all(jobs: list[tuple[Path, str, str, str | None]]) -> Iterable[_Read]:
     """Each job's outcome, in order: in worker processes when there is much to parse.
 
     Parsing JSON holds one core; on a large history the files are spread over
-    up to ``os.cpu_count()`` (at most 8) forked processes, in batches.
+    up to ``os.cpu_count()`` (at most 8) forked processes, in batches, where
+    forking is safe (:mod:`jaxbench.store.forking`).
     """
     workers = min(os.cpu_count() or 1, 8)
-    if workers <= 1 or _bytes_to_parse(jobs) < PARALLEL_MIN_BYTES:
+    if workers <= 1 or _bytes_to_parse(jobs) < PARALLEL_MIN_BYTES or not fork_is_safe():
         yield from map(_read_one, jobs)
         return
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
     size = max(1, min(32, len(jobs) // (workers * 8)))
     batches = [jobs[i : i + size] for i in range(0, len(jobs), size)]
-    context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+    with fork_pool(workers) as pool:
         for outcomes in pool.map(_read_many, batches):
             yield from outcomes
 
