@@ -144,8 +144,9 @@ def detect_steps(
 ) -> list[Step]:
     """Steps of ``y`` in asv's format (indices into ``y``); None or NaN is missing.
 
-    ``w``: asv's weights, used only as asv's fit uses them to leave points
-    out (a weight of zero or less).
+    ``w``: asv's weights (``2 / width of the 99 % interval``; None or NaN:
+    unknown, 1): a point of zero or less weight is left out, as asv's fit
+    does; the others weigh their weight over the median weight, at most 1.
     """
     values = np.asarray(y, dtype=np.float64)  # None -> NaN
     weights = np.ones(len(values)) if w is None else np.asarray(w, dtype=np.float64)
