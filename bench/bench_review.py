@@ -12,7 +12,9 @@ on top of it and runs the workflow's steps on (base, head):
    environment's packages (jax, optax, equinox, asv_runner) through a ``.pth``
    file, each with its commit built and installed without dependencies, as
    the workflow does;
-3. ``jaxbench ab`` (``--ab-rounds`` x ``--ab-per-round``);
+3. ``jaxbench ab`` (``--ab-rounds`` x ``--ab-per-round``, then
+   ``--ab-second-look`` more rounds for the warm times whose first look is
+   suggestive);
 4. ``jaxbench first-call`` (``--first-call-rounds``);
 5. ``jaxbench compare --paired`` with the default ``--fail-on``: its exit
    status is the check.
@@ -42,7 +44,7 @@ rounds (``--aa 3 --planted warm,compile,correctness``) and say so.
 Usage::
 
     .venv/bin/python bench/bench_review.py --aa 0 --planted warm,compile,correctness \\
-        --ab-rounds 12 --ab-per-round 100 -b Predict --first-call-rounds 6
+        --ab-rounds 6 --ab-second-look 6 --ab-per-round 100 -b Predict --first-call-rounds 6
 """
 
 from __future__ import annotations
@@ -106,15 +108,21 @@ EXPECTED = {"warm": "time", "compile": "compile", "correctness": "accuracy"}
 
 
 def sh(
-    args: list[str], cwd: Path, *, env: dict[str, str] | None = None, ok: tuple[int, ...] = (0,)
+    args: list[str],
+    cwd: Path,
+    *,
+    env: dict[str, str] | None = None,
+    ok: tuple[int, ...] = (0,),
+    stderr: bool = False,
 ) -> str:
+    """The command's stdout (its stderr with ``stderr``); exits on an unexpected status."""
     done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, check=False)
     if done.returncode not in ok:
         raise SystemExit(
             f"{' '.join(args)} exited {done.returncode}\n"
             f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
         )
-    return done.stdout
+    return done.stderr if stderr else done.stdout
 
 
 def git(root: Path, *args: str) -> str:
@@ -276,22 +284,27 @@ def review(
         env_name,
     ]
     clock = time.perf_counter()
-    sh(
+    said = sh(
         [
             *JAXBENCH,
             "ab",
             *sides,
             "--rounds",
             str(args.ab_rounds),
+            "--second-look",
+            str(args.ab_second_look),
             "--per-round",
             str(args.ab_per_round),
             *bench,
         ],
         root,
         env=run_env,
+        stderr=True,
     )
     steps["ab"] = time.perf_counter() - clock
-    print(f"  ab: {steps['ab']:.0f} s", flush=True)
+    looked = [line for line in said.splitlines() if "second look (" in line]
+    second = f"; {looked[0].split(': ', 1)[1]}" if looked else ""
+    print(f"  ab: {steps['ab']:.0f} s{second}", flush=True)
     clock = time.perf_counter()
     sh(
         [*JAXBENCH, "first-call", *sides, "--rounds", str(args.first_call_rounds)],
@@ -355,8 +368,12 @@ def main() -> None:
         "--repeat-planted", type=int, default=1, help="reviews of each planted head"
     )
     parser.add_argument("--rounds", type=int, default=1, help="asv run rounds (workflow: 1)")
+    parser.add_argument("--ab-rounds", type=int, default=6, help="jaxbench ab rounds (workflow: 6)")
     parser.add_argument(
-        "--ab-rounds", type=int, default=12, help="jaxbench ab rounds (workflow: 12)"
+        "--ab-second-look",
+        type=int,
+        default=6,
+        help="jaxbench ab's further rounds where suggestive (workflow: 6)",
     )
     parser.add_argument(
         "--ab-per-round", type=int, default=100, help="jaxbench ab samples a round (workflow: 100)"
@@ -394,7 +411,8 @@ def main() -> None:
         flush=True,
     )
     print(
-        f"settings: asv rounds {args.rounds}, ab {args.ab_rounds} x {args.ab_per_round}, "
+        f"settings: asv rounds {args.rounds}, ab {args.ab_rounds} (+{args.ab_second_look}) "
+        f"x {args.ab_per_round}, "
         f"first-call {args.first_call_rounds}, bench {args.bench or 'all'}",
         flush=True,
     )

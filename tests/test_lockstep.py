@@ -140,13 +140,17 @@ def test_ab_writes_asv_results_that_compare_paired_flags(
         "--base-commit", BASE, "--head-commit", HEAD,
         "--base-benchmarks", tmp_path / "base" / "suite",
         "--head-benchmarks", tmp_path / "head" / "suite",
-        "--rounds", "8", "--per-round", "10",
+        "--rounds", "4", "--second-look", "4", "--per-round", "10",
         "--machine", "m1", "--env", "virtualenv-py3.11",
         "--results", asv_writer.root,
         cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "--paired 10" in done.stderr
+    # the slower warm time is suggestive after 4 rounds, so it gets 4 more;
+    # Broken failed on the head side and is not looked at again
+    assert "second look (4 more rounds) for 1 of 2 benchmark(s)" in done.stderr
+    assert "round 8/8 done" in done.stderr
 
     head_file = asv_writer.root / "m1" / f"{HEAD[:8]}-virtualenv-py3.11.json"
     points = {p.key.benchmark: p for p in load_result_file(head_file)}
@@ -377,7 +381,8 @@ def test_ab_alone_writes_machine_json_and_compare_reads_the_directory(tmp_path: 
     done = subprocess.run(
         [sys.executable, "-m", "jaxbench", "ab", "--base-commit", BASE, "--head-commit", HEAD,
          "--machine", "ceo", "--base-benchmarks", "base", "--head-benchmarks", "head",
-         "--rounds", "8", "--per-round", "4", "--results", "out", "-b", "One"],
+         "--rounds", "8", "--second-look", "0", "--per-round", "4", "--results", "out",
+         "-b", "One"],
         capture_output=True, text=True, cwd=tmp_path, timeout=600,
         env={**os.environ, "PID_LOG": str(tmp_path / "pids.txt")},
     )  # fmt: skip

@@ -304,6 +304,8 @@ def test_the_review_pairs_warm_times_with_jaxbench_ab() -> None:
     # and compare tests pairs of the size ab took
     assert asv_run < ab < compare
     assert '--per-round "$AB_PER_ROUND"' in runs[ab]
+    # two looks: the suggestive warm times get more rounds (compare needs no flag for it)
+    assert '--rounds "$AB_ROUNDS" --second-look "$AB_SECOND_LOOK"' in runs[ab]
     assert '--paired "$AB_PER_ROUND"' in runs[compare]
     assert '--env "$ASV_ENV"' in runs[ab]
     install = next(i for i, r in enumerate(runs) if "git worktree add" in r)

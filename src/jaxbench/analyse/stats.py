@@ -81,6 +81,7 @@ __all__ = [
     "compare_samples",
     "hodges_lehmann",
     "holm_adjust",
+    "look_again",
     "min_p_value",
     "paired_p_value",
     "paired_round_estimates",
@@ -695,6 +696,25 @@ def second_look_wanted(
     rounds only where they can change the verdict.
     """
     return first < below and first / share * family >= alpha
+
+
+def look_again(first: float, *, below: float = SECOND_LOOK_BELOW) -> bool:
+    """Whether a warm time timed in two looks (``jaxbench ab --second-look``) gets more rounds.
+
+    Yes when the first look's paired p-value is suggestive (``first < below``),
+    whatever the direction or size. Unlike :func:`second_look_wanted`, the
+    first look never decides: ``compare --paired`` tests every series with
+    the plain paired t-test on all of its rounds, and needs to know nothing
+    about the looks, because that p-value stays valid under this rule. Under
+    no change, for ``u < below`` it is at or below ``u`` only if the test on
+    all rounds is (chance ``<= u``); for ``u >= below``, only if the first
+    look's p-value is at or below ``u`` or below ``below`` (chance
+    ``<= u``). So each row's p-value can join the review's Holm family as
+    is. A series whose first look is not suggestive stops with a p-value of
+    at least ``below``, which no family at 1 % flags; a changed one gets all
+    its rounds, so the test keeps the power of a single look of them all.
+    """
+    return first < below
 
 
 def compare_paired(

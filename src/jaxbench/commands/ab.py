@@ -3,7 +3,12 @@
 Each asv time benchmark (and parameter set) is measured in ``--rounds``
 rounds; a round starts one process per side, which serve every benchmark in
 turn, ``--per-round`` samples from each side, taken in turn
-(:mod:`jaxbench.lockstep.coordinator`). Where the results directory has no
+(:mod:`jaxbench.lockstep.coordinator`). Then a second look: the benchmarks
+whose first look is suggestive (paired p-value under 0.1, either way) get
+``--second-look`` more rounds, in fresh process pairs that serve only them
+(:func:`jaxbench.analyse.stats.look_again`: ``compare --paired`` tests all
+rounds as one look, which stays valid under that rule). An unchanged pull
+request's warm times mostly stop after the first look. Where the results directory has no
 ``<machine>/machine.json`` yet, it is written (with the host's fingerprint,
 :mod:`jaxbench.store.machine`), so the directory is usable on its own. The samples go into
 the two commits' asv result files (created, or updated in place with asv's
@@ -41,10 +46,17 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from jaxbench.analyse.stats import MIN_PAIRED_ROUNDS
+from jaxbench.analyse.stats import (
+    MIN_PAIRED_ROUNDS,
+    SECOND_LOOK_BELOW,
+    look_again,
+    paired_p_value,
+    paired_round_estimates,
+)
 from jaxbench.commands import (
     add_compile_cache_argument,
     add_side_arguments,
+    non_negative_int,
     positive_int,
     sides_of,
 )
@@ -87,7 +99,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="only time benchmarks whose name matches (as asv run -b; repeatable)",
     )
     parser.add_argument(
-        "--rounds", type=positive_int, default=12, help="process pairs (default: %(default)s)"
+        "--rounds",
+        type=positive_int,
+        default=6,
+        help="process pairs of the first look (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--second-look",
+        type=non_negative_int,
+        default=6,
+        metavar="ROUNDS",
+        help="further process pairs for the benchmarks whose first look is suggestive "
+        f"(paired p < {SECOND_LOOK_BELOW:g}); 0: one look (default: %(default)s)",
     )
     parser.add_argument(
         "--per-round",
@@ -196,8 +219,8 @@ def run(args: argparse.Namespace) -> int:
     if args.rounds < MIN_PAIRED_ROUNDS:
         print(
             f"jaxbench: warning: --rounds {args.rounds}: compare --paired's paired t-test "
-            f"needs {MIN_PAIRED_ROUNDS} rounds or more (12 recommended); it will call every "
-            "warm time inconclusive",
+            f"needs {MIN_PAIRED_ROUNDS} rounds or more (6 recommended); it will call every "
+            "warm time it does not look at again inconclusive",
             file=sys.stderr,
         )
     if args.base_commit == args.head_commit:
@@ -213,13 +236,23 @@ def run(args: argparse.Namespace) -> int:
         "base": load_or_new(args.results, args.machine, args.base_commit, args.env, python),
         "head": load_or_new(args.results, args.machine, args.head_commit, args.env, python),
     }
+    looks = f" (+{args.second_look} where suggestive)" if args.second_look else ""
     print(
-        f"jaxbench ab: {len(listed)} benchmark(s), {args.rounds} rounds x "
+        f"jaxbench ab: {len(listed)} benchmark(s), {args.rounds} rounds{looks} x "
         f"{args.per_round} samples a side, base {args.base_commit[:8]} / head "
         f"{args.head_commit[:8]}",
         file=sys.stderr,
     )
     items = [Item(str(b["name"]), idx, _timeout(b)) for b in listed for idx in _combos(b)]
+    looked_again: list[int] = []
+
+    def more(index: int, base_result: SideResult, head_result: SideResult) -> bool:
+        estimates = paired_round_estimates(base_result.samples, head_result.samples, args.per_round)
+        wanted = estimates is not None and look_again(paired_p_value(estimates))
+        if wanted:
+            looked_again.append(index)
+        return wanted
+
     started = datetime.datetime.now(datetime.UTC)
     clock = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="jaxbench-ab-jax-cache-") as cache:
@@ -232,6 +265,15 @@ def run(args: argparse.Namespace) -> int:
             per_round=args.per_round,
             cpus=args.cpus,
             progress=_progress,
+            more_rounds=args.second_look,
+            more=more,
+        )
+    if args.second_look:
+        print(
+            f"jaxbench ab: second look ({args.second_look} more rounds) for "
+            f"{len(looked_again)} of {len(items)} benchmark(s)"
+            + "".join(f"\n  {items[i].label}" for i in looked_again),
+            file=sys.stderr,
         )
     duration = (time.perf_counter() - clock) / max(1, len(items))
     by_item = dict(zip(items, outcomes, strict=True))
