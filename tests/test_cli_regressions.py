@@ -63,6 +63,7 @@ def test_json_listing_is_versioned_and_stable(capsys: pytest.CaptureFixture[str]
     assert capsys.readouterr().out == first
     doc = json.loads(first)
     assert doc["format"] == 3
+    assert doc["detector"] == "asv"  # the fit that found the steps
     assert doc["warnings"] == []
     assert doc["unconfirmed"] == []  # pvlib's steps are all confirmed by their commits
     entry = next(r for r in doc["regressions"] if r["bad_commit"].startswith("d2c9bcd62"))
@@ -210,7 +211,9 @@ def test_pvlib_events_one_per_documented_regression(
     """Each documented pvlib regression is its own event at its commit; Fuentes is none."""
     argv = ["regressions", "--results", str(PVLIB_RESULTS), "--no-cache", "--format", "json"]
     assert main([*argv, "--all", "--detector", detector]) == 0
-    events = json.loads(capsys.readouterr().out)["events"]
+    document = json.loads(capsys.readouterr().out)
+    assert document["detector"] == detector
+    events = document["events"]
 
     def at(commit: str, env_part: str) -> list[dict[str, object]]:
         return [

@@ -17,8 +17,11 @@ one line and listed with ``--unconfirmed``.
 
 JSON output (``--format json``) is versioned::
 
-    {"format": 3, "events": [...], "regressions": [...], "unconfirmed": [...],
-     "machine_changes": [...], "series": N, "warnings": ["...", ...]}
+    {"format": 3, "detector": "binseg", "events": [...], "regressions": [...],
+     "unconfirmed": [...], "machine_changes": [...], "series": N,
+     "warnings": ["...", ...]}
+
+``detector`` names the step fit that found the steps (``--detector``).
 
 Each regression has ``benchmark``, ``params`` (list of asv repr strings),
 ``machine``, ``env_name``, ``version``, ``kind``, ``good_commit``,
@@ -223,10 +226,12 @@ def format_json(
     machine_changes: Sequence[MachineChange] = (),
     n_series: int = 0,
     unconfirmed: Sequence[Regression] = (),
+    detector: str = "binseg",
 ) -> str:
     """The versioned JSON listing (every event: --limit applies to text only)."""
     document = {
         "format": JSON_FORMAT,
+        "detector": detector,
         "series": n_series,
         "events": [_event_entry(e) for e in events],
         "regressions": [_entry(r) for r in regressions],
@@ -466,6 +471,7 @@ def run(args: argparse.Namespace) -> int:
             machine_changes=changes,
             n_series=found.n_series,
             unconfirmed=unconfirmed,
+            detector=args.detector,
         )
         if paired_doc is not None:
             document = json.loads(text)
