@@ -627,7 +627,10 @@ def main() -> int:
         help="lockstep: jaxbench ab + compare --paired (default); asv: one asv run a side",
     )
     parser.add_argument(
-        "--ab-rounds", type=int, default=12, help="lockstep rounds (default: jaxbench ab's 12)"
+        "--ab-rounds",
+        type=int,
+        default=12,
+        help="lockstep rounds, one look (default: 12, all the rounds ab's two looks take)",
     )
     parser.add_argument(
         "--per-round", type=int, default=100, help="lockstep samples a round (default: 100)"
