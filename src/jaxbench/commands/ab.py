@@ -8,13 +8,15 @@ whose first look is suggestive (paired p-value under 0.1, either way) get
 ``--second-look`` more rounds, in fresh process pairs that serve only them
 (:func:`jaxbench.analyse.stats.look_again`: ``compare --paired`` tests all
 rounds as one look, which stays valid under that rule). An unchanged pull
-request's warm times mostly stop after the first look. Where the results directory has no
-``<machine>/machine.json`` yet, it is written (with the host's fingerprint,
-:mod:`jaxbench.store.machine`), so the directory is usable on its own. The samples go into
-the two commits' asv result files (created, or updated in place with asv's
-own ``Results`` class, written atomically), so ``jaxbench compare BASE HEAD
---paired PER_ROUND`` tests them pair by pair, and every other figure asv
-recorded in those files is compared as usual.
+request's warm times mostly stop after the first look.
+
+Where the results directory has no ``<machine>/machine.json`` yet, it is
+written (with the host's fingerprint, :mod:`jaxbench.store.machine`), so the
+directory is usable on its own. The samples go into the two commits' asv
+result files (created, or updated in place with asv's own ``Results``
+class, written atomically), so ``jaxbench compare BASE HEAD --paired
+PER_ROUND`` tests them pair by pair, and every other figure asv recorded in
+those files is compared as usual.
 
 The rounds' processes share one jax compilation cache (a temporary
 directory, removed at the end; ``--no-compile-cache`` turns it off): a
