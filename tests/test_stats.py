@@ -23,6 +23,7 @@ from jaxbench.analyse.stats import (
     min_p_value,
     paired_p_value,
     paired_round_estimates,
+    paired_samples_p_value,
     round_medians,
     rounds_p_value,
     second_look_wanted,
@@ -469,6 +470,23 @@ def test_two_looks_keep_the_false_alarm_rate_and_find_what_one_look_misses() -> 
     two_found = sum(p < DEFAULT_ALPHA for _, p in step)
     assert one_found < 800
     assert two_found >= one_found + 150
+
+
+def test_paired_samples_p_value_is_the_paired_test_of_the_rounds_or_none() -> None:
+    """The first-look p-value both two-look rules read: the paired t-test of the
+    per-round estimates, and None when the samples do not split into rounds."""
+    base = _lognormal(1, 40, 1.0)
+    head = _lognormal(2, 40, 1.1)
+    estimates = paired_round_estimates(base, head, 10)
+    assert estimates is not None
+    assert len(estimates) == 4
+    p = paired_samples_p_value(base, head, 10)
+    assert p == paired_p_value(estimates)
+    assert p is not None
+    assert p < 0.01  # a 10 % step, 4 rounds of 10 pairs
+    assert paired_samples_p_value(base, head[:-1], 10) is None  # unequal sides
+    assert paired_samples_p_value(base[:15], head[:15], 10) is None  # not whole rounds
+    assert paired_samples_p_value(base[:10], head[:10], 10) is None  # one round
 
 
 def _ab_looks(rng: np.random.Generator, shift: float, sd: float) -> tuple[float, bool]:

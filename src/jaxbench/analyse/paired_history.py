@@ -46,8 +46,8 @@ from jaxbench.analyse.stats import (
     PAIRED_FACTOR,
     compare_paired,
     holm_adjust,
-    paired_p_value,
     paired_round_estimates,
+    paired_samples_p_value,
     second_look_wanted,
 )
 from jaxbench.store.paired import PairedEstimate, PairedRun, check_commits
@@ -131,10 +131,8 @@ def wants_second_look(
     ``family`` is the number of series of the pair (the Holm family); see
     :func:`jaxbench.analyse.stats.second_look_wanted`.
     """
-    estimates = paired_round_estimates(base_samples, head_samples, per_round)
-    if estimates is None:
-        return False
-    return second_look_wanted(paired_p_value(estimates), family=family, alpha=alpha)
+    first = paired_samples_p_value(base_samples, head_samples, per_round)
+    return first is not None and second_look_wanted(first, family=family, alpha=alpha)
 
 
 @dataclass(frozen=True)

@@ -85,6 +85,7 @@ __all__ = [
     "min_p_value",
     "paired_p_value",
     "paired_round_estimates",
+    "paired_samples_p_value",
     "round_medians",
     "rounds_p_value",
     "second_look_wanted",
@@ -634,6 +635,20 @@ def paired_p_value(estimates: Sequence[float]) -> float:
         warnings.simplefilter("ignore", RuntimeWarning)  # precision loss on near-equal values
         p = float(ttest_1samp(values, 0.0).pvalue)
     return min(1.0, p) if math.isfinite(p) else 1.0
+
+
+def paired_samples_p_value(
+    base: Sequence[float], head: Sequence[float], round_size: int
+) -> float | None:
+    """:func:`paired_p_value` of samples taken side by side in rounds of ``round_size``.
+
+    What both two-look rules read after a first look (:func:`look_again` in
+    ``jaxbench ab``, :func:`second_look_wanted` in ``jaxbench pair-history``).
+    None when the samples do not split into rounds
+    (:func:`paired_round_estimates`).
+    """
+    estimates = paired_round_estimates(base, head, round_size)
+    return None if estimates is None else paired_p_value(estimates)
 
 
 #: Fewest rounds (pairs) the paired test accepts: the t-test needs a spread.

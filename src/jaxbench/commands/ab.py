@@ -52,8 +52,7 @@ from jaxbench.analyse.stats import (
     MIN_PAIRED_ROUNDS,
     SECOND_LOOK_BELOW,
     look_again,
-    paired_p_value,
-    paired_round_estimates,
+    paired_samples_p_value,
 )
 from jaxbench.commands import (
     add_compile_cache_argument,
@@ -249,8 +248,8 @@ def run(args: argparse.Namespace) -> int:
     looked_again: list[int] = []
 
     def more(index: int, base_result: SideResult, head_result: SideResult) -> bool:
-        estimates = paired_round_estimates(base_result.samples, head_result.samples, args.per_round)
-        wanted = estimates is not None and look_again(paired_p_value(estimates))
+        first = paired_samples_p_value(base_result.samples, head_result.samples, args.per_round)
+        wanted = first is not None and look_again(first)
         if wanted:
             looked_again.append(index)
         return wanted
