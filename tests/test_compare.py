@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from conftest import ONE_RUN_START, PVLIB_MACHINE, AsvResultsWriter, commit_hash
-from jaxbench.analyse.compare import Settings, compare_points, parse_fail_on
+from jaxbench.analyse.compare import Settings, WarmTest, compare_points, parse_fail_on
 from jaxbench.analyse.kinds import Kind
 from jaxbench.analyse.stats import Verdict
 from jaxbench.cli import main
@@ -685,3 +685,125 @@ def test_an_unchecked_workload_is_shown_unchecked_with_its_reason_not_skipped(
     review = capsys.readouterr().out
     assert "3 unchecked" in review
     assert "skipped" not in review
+
+
+# -- base and head measured in separate runs (issue 29) ----------------------------
+
+#: One commit's level in its own run: the machine's load moves it by a few percent.
+RUN_LEVELS = [1.00, 1.02, 0.99, 1.01, 0.98, 1.03, 1.00, 0.99, 1.02, 1.01]
+
+
+def _separate_runs(
+    writer: AsvResultsWriter, base_level: float, head_level: float, *, history: int = 10
+) -> tuple[str, str]:
+    """``history`` commits, then base and head, each measured in its own run an hour apart.
+
+    Four rounds of 30 samples a side, tight within the run (+-1 %): the
+    within-run test sees no spread between runs at all.
+    """
+    import datetime
+
+    writer.add_benchmark(TIME, params=ROWS, unit="seconds")
+    writer.write_meta()
+    levels = [*RUN_LEVELS[:history], base_level, head_level]
+    for i, level in enumerate(levels):
+        writer.write_result(
+            commit_hash(10 + i),
+            1_000 * (i + 1),
+            {TIME: [10e-6 * level, 20e-6 * level]},
+            n_samples=120,
+            started_at=ONE_RUN_START + datetime.timedelta(hours=i),
+        )
+    return commit_hash(10 + history), commit_hash(11 + history)
+
+
+def _warm_rows(root: Path, base: str, head: str) -> list[Any]:
+    history = load_history(root)
+    points = {c: [p for p in history.points if p.commit == c] for c in (base, head)}
+    report = compare_points(points[base], points[head], history=history.points)
+    assert report.one_run == (("virtualenv-py3.11", False),)
+    return [r for r in report.rows if r.kind is Kind.TIME]
+
+
+def test_identical_code_in_separate_runs_is_not_a_change(asv_writer: AsvResultsWriter) -> None:
+    # Base measured while the machine was busier (8 % slower): the within-run
+    # Welch test calls that a significant improvement; across runs it is noise.
+    base, head = _separate_runs(asv_writer, 1.08, 1.00)
+    history = load_history(asv_writer.root)
+    points = {c: [p for p in history.points if p.commit == c] for c in (base, head)}
+    welch = compare_points(points[base], points[head])  # no history: as before issue 29
+    for row in _warm_rows(asv_writer.root, base, head):
+        assert row.warm_test is WarmTest.ACROSS_RUNS
+        assert row.verdict is Verdict.NOT_SIGNIFICANT, row.comparison.reason
+        assert row.comparison.reason.startswith(
+            "across runs: t on the log ratio, spread of 10 other commits p="
+        )
+        assert row.comparison.p_value is not None
+        assert row.comparison.p_value > 0.01
+    # The same samples judged as one run (rows started together): "improvements".
+    import dataclasses
+
+    same_time = {
+        c: [dataclasses.replace(p, started_at=0, duration=1.0) for p in points[c]]
+        for c in (base, head)
+    }
+    one_run = compare_points(same_time[base], same_time[head], history=history.points)
+    assert [r.warm_test for r in one_run.rows] == [WarmTest.ONE_RUN] * 2
+    assert [r.verdict for r in one_run.rows] == [Verdict.IMPROVEMENT] * 2
+    assert [r.warm_test for r in welch.rows] == [WarmTest.NOT_TESTED] * 2
+
+
+def test_a_slowdown_beyond_the_spread_between_runs_is_found(
+    asv_writer: AsvResultsWriter,
+) -> None:
+    base, head = _separate_runs(asv_writer, 1.00, 1.30)
+    rows = _warm_rows(asv_writer.root, base, head)
+    assert [r.verdict for r in rows] == [Verdict.REGRESSION] * 2
+    assert all("Holm p=" in r.comparison.reason for r in rows)
+
+
+def test_too_little_history_gives_no_p_value_but_the_command_that_does(
+    asv_writer: AsvResultsWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base, head = _separate_runs(asv_writer, 1.00, 1.30, history=5)  # 5 < MIN_HISTORY
+    rows = _warm_rows(asv_writer.root, base, head)
+    assert [r.verdict for r in rows] == [Verdict.UNTESTED] * 2
+    assert all(r.comparison.p_value is None for r in rows)
+    command = f"jaxbench ab --base-commit {base[:12]} --head-commit {head[:12]}"
+    assert f"5 other commits of history (6 needed): `{command}` gives a verdict" in (
+        rows[0].comparison.reason
+    )
+    assert main(["compare", base[:8], head[:8], "--results", str(asv_writer.root)]) == 0
+    out = capsys.readouterr().out
+    assert "base and head in separate runs" in out
+    assert (
+        "Warm times: 2 in separate runs with fewer than 6 other commits of history: "
+        "not tested." in out
+    )
+    assert f"{command} --machine m1 --env virtualenv-py3.11" in " ".join(out.split())
+
+
+def test_committed_history_table_fits_120_columns(capsys: pytest.CaptureFixture[str]) -> None:
+    # This project's own results: two environments with 103-character names,
+    # every commit measured in its own window (no two overlap).
+    results = Path(__file__).resolve().parents[1] / "results"
+    history = load_history(results)
+    base, head = history.commits()[-2:]
+    assert main(["compare", base[:8], head[:8], "--results", str(results)]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert max(len(line) for line in lines) <= 120
+    long_env = max(history.env_names(), key=len)
+    assert len(long_env) > 100
+    assert sum(long_env in line for line in lines) == 1  # the full name once, as a header
+    assert "== jax0.10.2 == virtualenv-py3.11-" in out
+    assert "base and head in separate runs" in out
+    main(["compare", base[:8], head[:8], "--results", str(results), "--format", "json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert long_env in doc["env_names"]
+    assert {r["env_name"] for r in doc["rows"]} == set(doc["env_names"])
+    assert doc["env_aliases"][long_env] == "jax0.10.2"
+    assert doc["one_run"] == {env: False for env in doc["env_names"]}
+    warm = [r for r in doc["rows"] if r["kind"] == "time" and r["warm_test"]]
+    assert warm
+    assert {r["warm_test"] for r in warm} == {"across runs"}
