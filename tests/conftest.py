@@ -7,6 +7,7 @@ with asv's own code (``asv.results.Results.add_result`` + ``save`` and
 
 from __future__ import annotations
 
+import datetime
 import os
 from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +23,11 @@ PVLIB_MACHINE = "pvlib-asv.forecasting.energy.arizona.edu"
 #: value(s) of one benchmark in one result file: a float, None (failed), or
 #: one entry per parameter combination.
 Value = float | None | Sequence[float | None]
+
+#: When :class:`AsvResultsWriter` says every benchmark started, unless told
+#: otherwise: all its files then read as measured in one run
+#: (:mod:`jaxbench.analyse.runs`), as with ``asv run --interleave-rounds``.
+ONE_RUN_START = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
 
 
 @dataclass
@@ -77,8 +83,19 @@ class AsvResultsWriter:
         spread: float = 0.01,
         n_samples: int = 5,
         single: frozenset[str] = frozenset(),
+        samples: Mapping[str, Sequence[Sequence[float]]] | None = None,
+        started_at: datetime.datetime = ONE_RUN_START,
+        duration: float = 1.0,
     ) -> Path:
-        """One result file; each value becomes ``n_samples`` samples around it (+-spread)."""
+        """One result file; each value becomes ``n_samples`` samples around it (+-spread).
+
+        ``samples``: the recorded samples of a benchmark, one list per
+        parameter combination, instead of the made-up ones. Each benchmark
+        row gets ``started_at`` and ``duration`` (seconds), as asv records
+        when its last round started and how long its rounds took: by
+        default every file of the writer is one run; files whose rows start
+        apart by more than their durations are separate runs.
+        """
         from asv.results import Results
         from asv.runner import BenchmarkResult
 
@@ -92,22 +109,26 @@ class AsvResultsWriter:
             per_param: list[float | None] = (
                 [raw] if raw is None or isinstance(raw, int | float) else list(raw)
             )
-            samples = [
+            recorded: list[list[float] | None] = [
                 None
                 if v is None or name in single
                 else [v * (1 + spread * (2 * k / (n_samples - 1) - 1)) for k in range(n_samples)]
                 for v in per_param
             ]
+            if samples and name in samples:
+                recorded = [list(given) for given in samples[name]]
             numbers = [None if v is None or name in single else 1 for v in per_param]
             result = BenchmarkResult(
                 result=per_param,
-                samples=samples,
+                samples=recorded,
                 number=numbers,
                 errcode=0,
                 stderr="",
                 profile=None,
             )
-            results.add_result(bench, result, record_samples=True)
+            results.add_result(
+                bench, result, started_at=started_at, duration=duration, record_samples=True
+            )
         results.save(str(self.root))
         return self.root / self.machine / f"{commit[:8]}-{env_name}.json"
 

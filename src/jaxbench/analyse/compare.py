@@ -7,12 +7,16 @@ comparison never crosses machines. Each row gets the rule its kind calls for
 =========  ===============================================================
 kind       rule
 =========  ===============================================================
-TIME       Welch t-test on log per-round medians (asv appends rounds of
+TIME       base and head in one run (:mod:`jaxbench.analyse.runs`): Welch
+           t-test on log per-round medians (asv appends rounds of
            ``repeat`` samples, read from benchmarks.json; 30, the suite's,
            when unknown), Mann-Whitney U on pooled samples when they do not
-           split into rounds; plus a factor (default 1.05). Measured side by
-           side (``jaxbench ab``, ``Settings.paired``): a paired t-test over
-           rounds and a 1.02 gate
+           split into rounds; plus a factor (default 1.05). In separate
+           runs: a t test of the log ratio whose spread comes from the
+           series' other commits (:func:`_compare_across_runs`), or, with
+           fewer than ``Settings.min_history`` of them, no test ("not side
+           by side"). Measured side by side (``jaxbench ab``,
+           ``Settings.paired``): a paired t-test over rounds and a 1.02 gate
 COMPILE    measured in fresh processes side by side (``jaxbench first-call``
            writes one value per process as samples, pair ``i`` of base and
            head taken one after the other): a paired t-test over the pairs
@@ -52,8 +56,9 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from enum import Enum
 
 from jaxbench.analyse.kinds import (
     REPEAT,
@@ -63,12 +68,14 @@ from jaxbench.analyse.kinds import (
     kind_of,
     method_of,
 )
+from jaxbench.analyse.runs import one_run
 from jaxbench.analyse.stats import (
     DEFAULT_ALPHA,
     DEFAULT_FACTOR,
     PAIRED_FACTOR,
     Comparison,
     Verdict,
+    compare_across_runs,
     compare_exact,
     compare_factor,
     compare_failures,
@@ -86,9 +93,12 @@ from jaxbench.store.results import Point
 __all__ = [
     "DEFAULT_FAIL_ON",
     "FAIL_CATEGORIES",
+    "MIN_HISTORY",
     "CompareReport",
     "Row",
     "Settings",
+    "WarmTest",
+    "ab_command",
     "compare_points",
     "parse_fail_on",
 ]
@@ -97,6 +107,23 @@ __all__ = [
 FAIL_CATEGORIES = ("time", "compile", "accuracy", "work", "memory", "failed", "other")
 #: Every kind of regression, and benchmarks that now fail.
 DEFAULT_FAIL_ON = frozenset({"time", "compile", "accuracy", "work", "memory", "failed"})
+#: Fewest other commits of a warm time's series (base and head left out)
+#: from which its spread between runs is estimated; with fewer, base and
+#: head from separate runs are not tested (bench/bench_cross_run.py).
+MIN_HISTORY = 6
+
+
+class WarmTest(Enum):
+    """How a warm-time row was tested (see the module docstring)."""
+
+    #: ``jaxbench ab`` (``--paired``): a paired t-test over side-by-side rounds
+    SIDE_BY_SIDE = "side by side"
+    #: base and head in one run: Welch on round medians (or Mann-Whitney)
+    ONE_RUN = "one run"
+    #: separate runs: the spread between runs from the series' history
+    ACROSS_RUNS = "across runs"
+    #: separate runs and too little history: no p-value
+    NOT_TESTED = "not side by side"
 
 
 @dataclass(frozen=True)
@@ -127,6 +154,8 @@ class Settings:
     #: (:func:`jaxbench.analyse.stats.compare_paired`); None: not paired.
     paired: int | None = None
     paired_factor: float = PAIRED_FACTOR
+    #: Fewest other commits of history for the test across runs.
+    min_history: int = MIN_HISTORY
 
 
 @dataclass(frozen=True)
@@ -142,6 +171,8 @@ class Row:
     #: The samples each side recorded (for the spread in text tables); () if none.
     base_samples: tuple[float, ...] = ()
     head_samples: tuple[float, ...] = ()
+    #: How a warm time measured at both sides was tested; None for other rows.
+    warm_test: WarmTest | None = None
 
     @property
     def verdict(self) -> Verdict:
@@ -172,6 +203,13 @@ class CompareReport:
     head_commit: str
     rows: tuple[Row, ...]
     settings: Settings = Settings()
+    #: Environment -> whether base and head were measured in one run there
+    #: (:func:`jaxbench.analyse.runs.one_run`).
+    one_run: tuple[tuple[str, bool], ...] = ()
+
+    def warm_tests(self) -> Counter[WarmTest]:
+        """Warm-time rows per way of testing them."""
+        return Counter(row.warm_test for row in self.rows if row.warm_test is not None)
 
     def counts(self) -> Counter[Verdict]:
         """Rows per verdict."""
@@ -226,13 +264,16 @@ def _result_file(point: Point) -> str:
     return f"{point.key.machine}/{point.commit[:8]}-{point.key.env_name}.json"
 
 
-def _compare_time(base: Point, head: Point, settings: Settings) -> Comparison:
+def _compare_time(
+    base: Point, head: Point, settings: Settings, history: _History
+) -> tuple[Comparison, WarmTest]:
     for point in (base, head):
         if not point.samples and point.ci_99 is None:
             raise ResultsError(
                 f"{_result_file(point)}: {point.key.benchmark} has no samples and no 99% "
                 "interval; rerun asv with --record-samples for that commit"
             )
+    note = ""
     if settings.paired is not None:
         paired = compare_paired(
             base.samples,
@@ -242,14 +283,16 @@ def _compare_time(base: Point, head: Point, settings: Settings) -> Comparison:
             alpha=settings.alpha,
         )
         if paired is not None:
-            return paired
-        unpaired = _compare_unpaired(base, head, settings)
-        return replace(
-            unpaired,
-            reason=f"{unpaired.reason}; not paired ({len(base.samples)} and "
-            f"{len(head.samples)} samples, not whole rounds of {settings.paired})",
+            return paired, WarmTest.SIDE_BY_SIDE
+        note = (
+            f"not paired ({len(base.samples)} and {len(head.samples)} samples, "
+            f"not whole rounds of {settings.paired})"
         )
-    return _compare_unpaired(base, head, settings)
+    if history.one_run.get(base.key.env_name, False):
+        comparison, how = _compare_unpaired(base, head, settings), WarmTest.ONE_RUN
+    else:
+        comparison, how = _compare_across_runs(base, head, settings, history)
+    return (_with_note(comparison, note) if note else comparison), how
 
 
 def _round_size(benchmark: str, settings: Settings) -> int | None:
@@ -257,6 +300,78 @@ def _round_size(benchmark: str, settings: Settings) -> int | None:
         if name == benchmark:
             return size
     return settings.round_size
+
+
+@dataclass(frozen=True)
+class _History:
+    """What the test across runs needs besides base and head."""
+
+    base_commit: str
+    head_commit: str
+    #: environment -> base and head measured in one run there
+    one_run: Mapping[str, bool]
+    #: (benchmark, params, env) -> (date, commit, version, value) of every commit
+    series: Mapping[_Match, Sequence[tuple[int, str, str | None, float]]]
+
+
+def ab_command(base_commit: str, head_commit: str) -> str:
+    """The command that measures base and head side by side."""
+    return f"jaxbench ab --base-commit {base_commit[:12]} --head-commit {head_commit[:12]}"
+
+
+def _history_parts(base: Point, head: Point, history: _History) -> list[list[float]]:
+    """The series at the other commits, cut where base or head was left out."""
+    match = (base.key.benchmark, base.key.params, base.key.env_name)
+    versions = {base.key.version, head.key.version}
+    parts: list[list[float]] = [[]]
+    for _date, commit, version, value in history.series.get(match, ()):
+        if version not in versions:
+            continue
+        if commit in (history.base_commit, history.head_commit):
+            parts.append([])
+        else:
+            parts[-1].append(value)
+    return [part for part in parts if part]
+
+
+def _compare_across_runs(
+    base: Point, head: Point, settings: Settings, history: _History
+) -> tuple[Comparison, WarmTest]:
+    """Warm times of base and head from separate runs (see :mod:`jaxbench.analyse.runs`).
+
+    The within-run tests would read the shift between the runs as a change,
+    so the spread is the series' spread between runs, estimated from its
+    other commits (:func:`jaxbench.analyse.stats.compare_across_runs`). With
+    fewer than ``settings.min_history`` of them there is nothing to estimate
+    it from: no p-value; beyond the factor the row is "changed (not
+    tested)", and its reason names the command that gives a verdict.
+    """
+    b_value, h_value = base.value, head.value
+    if b_value is None or h_value is None:  # pragma: no cover - compare_points checked
+        raise ValueError("a warm time without a value at base or head")
+    parts = _history_parts(base, head, history)
+    n_other = sum(len(part) for part in parts)
+    n_base, n_head = len(base.samples), len(head.samples)
+    if n_other >= settings.min_history:
+        tested = compare_across_runs(
+            b_value,
+            h_value,
+            parts,
+            factor=settings.factor,
+            alpha=settings.alpha,
+            n_base=n_base,
+            n_head=n_head,
+        )
+        return tested, WarmTest.ACROSS_RUNS
+    factor = compare_factor(b_value, h_value, factor=settings.factor)
+    size = "beyond" if factor.verdict is Verdict.UNTESTED else "within"
+    reason = (
+        f"{size} factor {settings.factor:g}; not side by side, and {n_other} other "
+        f"commit{'' if n_other == 1 else 's'} of history ({settings.min_history} needed): "
+        f"`{ab_command(history.base_commit, history.head_commit)}` gives a verdict"
+    )
+    untested = replace(factor, reason=reason, n_base=n_base, n_head=n_head)
+    return untested, WarmTest.NOT_TESTED
 
 
 def _compare_unpaired(base: Point, head: Point, settings: Settings) -> Comparison:
@@ -327,8 +442,6 @@ def _compare_values(base: Point, head: Point, kind: Kind, settings: Settings) ->
         )
     if b_value is None or h_value is None:
         return compare_failures(b_value, h_value)
-    if kind is Kind.TIME:
-        return _compare_time(base, head, settings)
     if kind is Kind.WORK:
         return compare_exact(b_value, h_value)
     if kind is Kind.ACCURACY:
@@ -456,11 +569,14 @@ def compare_points(
     settings: Settings = Settings(),
     *,
     notes: Sequence[UncheckedNote] = (),
+    history: Iterable[Point] = (),
 ) -> CompareReport:
     """Compare the points of one base commit with those of one head commit.
 
     ``notes``: why workloads are unchecked (:func:`jaxbench.store.checks.read_unchecked`),
-    shown on their rows.
+    shown on their rows. ``history``: every point of the results directory
+    (the machine's series at other commits), for warm times that base and
+    head recorded in separate runs (:func:`_compare_across_runs`).
 
     Raises :class:`ResultsError` when a side is empty, the two sides (or
     either side) span several machines or commits, or a warm time has
@@ -479,24 +595,43 @@ def compare_points(
     base_commit = _one({p.commit for p in base}, "commit", "base")
     head_commit = _one({p.commit for p in head}, "commit", "head")
     base_index, head_index = _index(base), _index(head)
+    same_run = one_run(base, head)
+    series: dict[_Match, list[tuple[int, str, str | None, float]]] = {}
+    for p in history:
+        if (
+            p.value is not None
+            and p.key.machine in machines
+            and kind_of(p.key.benchmark) is Kind.TIME
+        ):
+            match = (p.key.benchmark, p.key.params, p.key.env_name)
+            series.setdefault(match, []).append((p.date, p.commit, p.key.version, p.value))
+    for values in series.values():
+        values.sort(key=lambda v: (v[0], v[1]))
+    around = _History(base_commit, head_commit, same_run, series)
 
     rows: list[Row] = []
     for match in sorted(set(base_index) | set(head_index)):
         benchmark, params, env_name = match
         kind = kind_of(benchmark)
         b, h = base_index.get(match), head_index.get(match)
+        how: WarmTest | None = None
         if b is not None and h is None:
             comparison, unit = compare_removed(b.value, skipped=b.skipped), b.unit
         elif h is not None and b is None:
             comparison, unit = compare_new(h.value, skipped=h.skipped), h.unit
         elif b is not None and h is not None:
-            comparison, unit = _compare_values(b, h, kind, settings), h.unit
+            measured = not (b.skipped or h.skipped or b.value is None or h.value is None)
+            if kind is Kind.TIME and measured:
+                comparison, how = _compare_time(b, h, settings, around)
+            else:
+                comparison = _compare_values(b, h, kind, settings)
+            unit = h.unit
             if b.key.version != h.key.version:
                 comparison = _with_note(comparison, "benchmark code changed")
         else:  # pragma: no cover - every match comes from at least one side
             continue
         samples = (b.samples if b else (), h.samples if h else ())
-        rows.append(Row(benchmark, params, env_name, kind, unit, comparison, *samples))
+        rows.append(Row(benchmark, params, env_name, kind, unit, comparison, *samples, how))
 
     rows = _unchecked(_family(rows, settings.alpha), head, notes)
     broken = {row.workload for row in rows if row.category in ("accuracy", "failed")}
@@ -515,4 +650,5 @@ def compare_points(
         head_commit=head_commit,
         rows=tuple(rows),
         settings=settings,
+        one_run=tuple(sorted(same_run.items())),
     )

@@ -72,6 +72,7 @@ __all__ = [
     "SECOND_LOOK_BELOW",
     "Comparison",
     "Verdict",
+    "compare_across_runs",
     "compare_exact",
     "compare_factor",
     "compare_failures",
@@ -79,6 +80,7 @@ __all__ = [
     "compare_paired",
     "compare_removed",
     "compare_samples",
+    "cross_run_p_value",
     "hodges_lehmann",
     "holm_adjust",
     "look_again",
@@ -90,6 +92,7 @@ __all__ = [
     "rounds_p_value",
     "second_look_wanted",
     "step_p_value",
+    "successive_variance",
     "two_look_p_value",
 ]
 
@@ -248,6 +251,57 @@ def rounds_p_value(base: Sequence[float], head: Sequence[float]) -> float:
     return min(1.0, p) if math.isfinite(p) else 1.0
 
 
+def successive_variance(parts: Sequence[Any]) -> tuple[float, int]:
+    """The spread of a series from its successive differences, and how many there are.
+
+    von Neumann's estimator, ``sigma^2 = mean(diff^2) / 2``, over the
+    differences within each part (NumPy arrays of one value per commit, in
+    commit order; a part boundary is not differenced). A level shift
+    between commits adds one large difference, so a real step only widens
+    it. The one estimate of a series' commit-to-commit spread: the history
+    listing's step test (:func:`step_p_value`) and ``compare``'s test across
+    runs (:func:`cross_run_p_value`) both read it. ``(0.0, 0)`` without a
+    difference.
+    """
+    import numpy as np
+
+    diffs = [np.diff(part) for part in parts if len(part) > 1]
+    if not diffs:
+        return 0.0, 0
+    joined = np.concatenate(diffs)
+    return float(np.dot(joined, joined)) / len(joined) / 2, len(joined)
+
+
+def cross_run_p_value(base: float, head: float, history: Sequence[Sequence[float]]) -> float:
+    """Two-sided p-value that ``head`` differs from ``base``, measured in separate runs.
+
+    ``base`` and ``head`` are one value per commit (asv's median), each from
+    its own run; ``history`` is the same series at other commits (in commit
+    order, cut where they are not consecutive: base and head left out). The
+    spread of one commit's value between runs is the history's
+    (:func:`successive_variance`, on logarithms: a change is a ratio), the
+    difference of two such values has twice its variance, and
+    ``log(head / base) / (sigma * sqrt(2))`` is read against Student's t
+    with as many degrees of freedom as differences. Non-positive values:
+    1. Fewer than two differences: 1.
+    """
+    import numpy as np
+    from scipy.special import stdtr
+
+    parts = [np.asarray(part, dtype=np.float64) for part in history]
+    parts = [part[np.isfinite(part)] for part in parts]
+    if not (base > 0 and head > 0) or any(bool(np.any(part <= 0)) for part in parts):
+        return 1.0
+    variance, n_diffs = successive_variance([np.log(part) for part in parts])
+    if n_diffs < 2:
+        return 1.0
+    shift = abs(math.log(head) - math.log(base))
+    if variance == 0:
+        return 0.0 if shift > 0 else 1.0
+    p = 2.0 * float(stdtr(n_diffs, -shift / math.sqrt(2.0 * variance)))
+    return min(1.0, p) if math.isfinite(p) else 1.0
+
+
 def step_p_value(
     before: Sequence[float],
     after: Sequence[float],
@@ -286,15 +340,14 @@ def step_p_value(
     if all(bool(np.all(a > 0)) for a in (x, y, *parts)):
         x, y = np.log(x), np.log(y)
         parts = [np.log(part) for part in parts]
-    diffs = np.concatenate([np.diff(part) for part in parts])
-    if len(diffs) < 2:
+    variance, n_diffs = successive_variance(parts)
+    if n_diffs < 2:
         return 1.0
     shift = float(y.mean() - x.mean())
-    variance = float(np.dot(diffs, diffs)) / len(diffs) / 2
     if variance == 0:
         return 0.0 if shift > 0 else 1.0
     statistic = shift / math.sqrt(variance * (1 / len(x) + 1 / len(y)))
-    p = float(stdtr(len(diffs), -statistic))
+    p = float(stdtr(n_diffs, -statistic))
     positions = max(len(x) + len(y), sum(len(part) for part in parts)) - 1
     return min(1.0, p * positions) if math.isfinite(p) else 1.0
 
@@ -390,6 +443,45 @@ def compare_factor(base: float, head: float, *, factor: float, fail: bool = Fals
         )
     reason = f"beyond factor {factor:g}, one value a side: no test possible"
     return Comparison(base, head, ratio, None, verdict if fail else Verdict.UNTESTED, reason)
+
+
+def compare_across_runs(
+    base: float,
+    head: float,
+    history: Sequence[Sequence[float]],
+    *,
+    factor: float = DEFAULT_FACTOR,
+    alpha: float = DEFAULT_ALPHA,
+    n_base: int = 0,
+    n_head: int = 0,
+) -> Comparison:
+    """Warm times of base and head measured in separate runs: the history's spread.
+
+    ``base`` and ``head`` are each side's value (asv's median), ``history``
+    the series at the other commits (:func:`cross_run_p_value`). A verdict
+    needs the two-sided p-value below ``alpha`` and the ratio beyond
+    ``factor``; the within-run spread of the samples plays no part, because
+    the runs' own shift is not in it.
+    """
+    if factor < 1.0:
+        raise ValueError(f"factor must be >= 1, got {factor}")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    ratio = _ratio(base, head)
+    shift = head - base
+    sizes = {"n_base": n_base, "n_head": n_head}
+    n_commits = sum(len(part) for part in history)
+    test = f"across runs: t on the log ratio, spread of {n_commits} other commits"
+    p = cross_run_p_value(base, head, history)
+    return _tested(
+        (base, head, ratio, shift),
+        p,
+        _direction(base, head, factor),
+        test=test,
+        alpha=alpha,
+        gate=("ratio beyond", "change within", factor),
+        sizes=sizes,
+    )
 
 
 def compare_exact(base: float, head: float, *, rtol: float = EXACT_RTOL) -> Comparison:

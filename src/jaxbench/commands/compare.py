@@ -155,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
         paired_factor=args.paired_factor,
         round_sizes=read_round_sizes(results_dir_of(args.head, args.results) / "benchmarks.json"),
     )
-    base, head, warnings = load_sides(
+    base, head, warnings, history = load_sides(
         args.base, args.head, args.results, machine=args.machine, env_name=args.env
     )
     for warning in warnings[:_MAX_WARNINGS]:
@@ -163,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
     if len(warnings) > _MAX_WARNINGS:
         print(f"jaxbench: warning: ... and {len(warnings) - _MAX_WARNINGS} more", file=sys.stderr)
     notes = read_unchecked(results_dir_of(args.head, args.results))
-    report = compare_points(base, head, settings, notes=notes)
+    report = compare_points(base, head, settings, notes=notes, history=history)
 
     if args.format == "markdown":
         text = format_markdown(

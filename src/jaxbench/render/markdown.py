@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from urllib.parse import quote
 
-from jaxbench.analyse.compare import CompareReport, Row, Settings
+from jaxbench.analyse.compare import CompareReport, Row, Settings, WarmTest, ab_command
 from jaxbench.analyse.kinds import Kind
 from jaxbench.analyse.stats import Verdict
 from jaxbench.render import links
@@ -41,6 +41,7 @@ __all__ = [
     "gate_of",
     "graph_url",
     "summary_line",
+    "warm_test_lines",
 ]
 
 GITHUB_COMMENT_LIMIT = 65_536
@@ -328,12 +329,14 @@ def footer(report: CompareReport) -> list[str]:
         )
     else:
         warm = (
-            "warm time: Welch t on log per-round medians (pooled Mann-Whitney when samples "
-            f"do not split into rounds) and ratio beyond {settings.factor:g}"
+            "warm time measured in one run: Welch t on log per-round medians (pooled "
+            "Mann-Whitney when samples do not split into rounds); in separate runs: t on the "
+            "log ratio with the spread between runs of the series' other commits, untested "
+            f"with fewer than {settings.min_history}; ratio beyond {settings.factor:g}"
         )
     tested = sum(1 for row in report.rows if row.comparison.p_value is not None)
     untested = "shown, and fail the check" if settings.fail_untested else "shown, never failing"
-    return [
+    lines = [
         f"Thresholds: {warm}; first call and its stages measured in fresh processes side "
         f"by side: paired t-test and ratio beyond {settings.first_call_factor:g}; "
         "work and correctness exact.  ",
@@ -343,6 +346,38 @@ def footer(report: CompareReport) -> list[str]:
         f"side (first call {settings.compile_factor:g}, memory {settings.memory_factor:g}) "
         f"are changed (not tested): {untested}.",
     ]
+    for line in warm_test_lines(report):
+        lines[-1] += "  "
+        lines.append(escape(line))
+    return lines
+
+
+def warm_test_lines(report: CompareReport) -> list[str]:
+    """How the warm times were tested, and the command for those that were not."""
+    counts = report.warm_tests()
+    if not counts:
+        return []
+    s = report.settings
+    what = {
+        WarmTest.SIDE_BY_SIDE: "side by side (jaxbench ab): paired t over rounds",
+        WarmTest.ONE_RUN: "in one run: Welch t on log round medians (or Mann-Whitney)",
+        WarmTest.ACROSS_RUNS: "in separate runs: t on the log ratio with the spread between "
+        "runs of the series' other commits",
+        WarmTest.NOT_TESTED: f"in separate runs with fewer than {s.min_history} other commits "
+        "of history: not tested",
+    }
+    parts = [f"{counts[how]} {text}" for how, text in what.items() if counts[how]]
+    lines = ["Warm times: " + "; ".join(parts) + "."]
+    if counts[WarmTest.NOT_TESTED]:
+        envs = sorted({r.env_name for r in report.rows if r.warm_test is WarmTest.NOT_TESTED})
+        command = ab_command(report.base_commit, report.head_commit)
+        env = f" --env {envs[0]}" if len(envs) == 1 else " --env ENV"
+        lines.append(
+            f"For a verdict, time them side by side: {command} --machine {report.machine}{env} "
+            "(with --base-python and --head-python: Pythons with each commit installed), "
+            "then jaxbench compare with --paired 100."
+        )
+    return lines
 
 
 def _fits(text: str, limit: int) -> bool:

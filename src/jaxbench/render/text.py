@@ -3,24 +3,41 @@
 The table shows each value as ``asv compare`` does, with its spread where
 there are samples (``37.0±0.4µs``: the median and half the interquartile
 range), ratios with two decimals (:func:`jaxbench.render.units.format_ratio`),
-most serious rows first.
+most serious rows first. It is at most :data:`WIDTH` characters wide: rows
+are grouped by environment under one header that names it in full, with a
+short alias (the parts of its name that the other environments' names do
+not share); each row's reason follows it, wrapped, and a benchmark name too
+long for its column gets a line of its own. The footer says how the warm
+times were tested (:class:`jaxbench.analyse.compare.WarmTest`). ``--format
+json`` holds the full names and every reason on one line.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import textwrap
+from collections.abc import Sequence
 from typing import Any
 
 from jaxbench.analyse.compare import CompareReport, Row
 from jaxbench.analyse.stats import Verdict
-from jaxbench.render.markdown import format_sides, gate_of, summary_line
+from jaxbench.render.markdown import format_sides, gate_of, summary_line, warm_test_lines
 from jaxbench.render.units import format_ratio, format_spread
 
-__all__ = ["JSON_FORMAT", "format_json", "format_text"]
+__all__ = ["JSON_FORMAT", "WIDTH", "env_aliases", "format_json", "format_text"]
 
 #: Version of the ``--format json`` document.
 JSON_FORMAT = 1
+#: Widest line of the text table.
+WIDTH = 120
+_GAP = "  "
+#: Narrowest room for a reason beside the values; less, and it goes under them.
+_MIN_REASON = 40
+#: Widest base, head and ratio columns ("35.3±16.5µs" is 11).
+_VALUE_MAX = 12
+#: Widest ratio column ("0.951x", "1.00x", "inf").
+_RATIO_MAX = 7
 
 
 def _sides(row: Row) -> tuple[str, str]:
@@ -39,49 +56,147 @@ def _skipped_both(row: Row) -> bool:
     return row.comparison.base_skipped and row.comparison.head_skipped
 
 
-def format_text(report: CompareReport) -> str:
+def env_aliases(env_names: Sequence[str]) -> dict[str, str]:
+    """A short name for each environment: the ``-``-separated parts the others lack.
+
+    ``virtualenv-py3.11-jax0.9.2-optax0.2.8`` beside ``...-jax0.10.2-...``
+    is ``jax0.9.2``. One environment, or aliases that would not tell them
+    apart: ``env1``, ``env2``, ... (one environment: its own name).
+    """
+    names = sorted(set(env_names))
+    if len(names) == 1:
+        return {names[0]: names[0]}
+    parts = {name: name.split("-") for name in names}
+    shared = set.intersection(*(set(p) for p in parts.values()))
+    aliases = {name: "-".join(p for p in parts[name] if p not in shared) for name in names}
+    short = all(aliases.values()) and len(set(aliases.values())) == len(names)
+    if short and max(len(a) for a in aliases.values()) <= 40:
+        return aliases
+    return {name: f"env{i}" for i, name in enumerate(names, 1)}
+
+
+def _wrap(text: str, width: int, indent: str = "") -> list[str]:
+    return textwrap.wrap(
+        text,
+        width=width,
+        initial_indent=indent,
+        subsequent_indent=indent,
+        break_long_words=True,
+        break_on_hyphens=True,
+    ) or [indent.rstrip()]
+
+
+def _verdict(row: Row) -> str:
+    verdict = row.verdict.value
+    if row.category is not None and row.category != "failed":
+        verdict = f"{row.category} {verdict}"
+    if row.verdict is Verdict.UNTESTED:
+        verdict = f"{row.kind.value} changed (not tested)"
+    return verdict
+
+
+def _cells(row: Row, report: CompareReport) -> list[str]:
+    name = row.benchmark + (f"({', '.join(row.params)})" if row.params else "")
+    c = row.comparison
+    ratio = format_ratio(c.ratio, gate=gate_of(row, report.settings), exact=row.kind.exact)
+    return [_verdict(row), name, *_sides(row), ratio]
+
+
+def _table(rows: Sequence[Row], report: CompareReport, width: int) -> tuple[str, list[list[str]]]:
+    """The header line, and each row's lines.
+
+    Verdict, benchmark, base, head and ratio in columns, the reason beside
+    them where there is room, else below. The value columns are at most
+    :data:`_VALUE_MAX` wide and the benchmark column takes what is left: a
+    name too long for it gets a line of its own, and values too long for
+    theirs (a track's long unit) a line of their own, not aligned.
+    """
+    head = ["verdict", "benchmark", "base", "head", "ratio"]
+    cells = [_cells(row, report) for row in rows]
+    widths = [max(len(line[i]) for line in [head, *cells]) for i in range(len(head))]
+    widths[2:] = [min(w, _VALUE_MAX) for w in widths[2:4]] + [min(widths[4], _RATIO_MAX)]
+    gap = len(_GAP)
+    fixed = widths[0] + sum(widths[2:]) + gap * 4
+    widths[1] = max(len(head[1]), min(widths[1], width - fixed))
+    name_at = widths[0] + gap
+    values_at = name_at + widths[1] + gap
+    reason_at = sum(widths) + gap * 5
+    beside = width - reason_at >= _MIN_REASON
+
+    def line(values: Sequence[str]) -> str:
+        return _GAP.join(v.ljust(w) for v, w in zip(values, widths, strict=True)).rstrip()
+
+    out: list[list[str]] = []
+    for row, values in zip(rows, cells, strict=True):
+        verdict, name, *numbers = values
+        fits = all(len(v) <= w for v, w in zip(numbers, widths[2:], strict=True))
+        lines: list[str] = []
+        if len(name) > widths[1]:
+            lines += _wrap(f"{verdict.ljust(widths[0])}{_GAP}{name}", width)
+            verdict, name = "", ""
+        if fits:
+            lines.append(line([verdict, name, *numbers]))
+        else:
+            if name:
+                lines.append(line([verdict, name, "", "", ""]))
+            joined = _GAP.join(numbers).rstrip()
+            lines.append(
+                " " * (values_at if values_at + len(joined) <= width else name_at) + joined
+            )
+        reason = row.comparison.reason
+        if beside and len(lines) == 1:
+            wrapped = _wrap(reason, width - reason_at)
+            lines[0] = f"{lines[0].ljust(reason_at)}{wrapped[0]}".rstrip()
+            lines += [" " * reason_at + rest for rest in wrapped[1:]]
+        else:
+            lines += _wrap(reason, width, " " * name_at)
+        out.append(lines)
+    return (line(head) + (_GAP + "why" if beside else "")).rstrip(), out
+
+
+def format_text(report: CompareReport, *, width: int = WIDTH) -> str:
     """A terminal table of every row, most serious first, under the summary line.
 
     Rows that asv skipped at base and head (combinations a parametrized
     benchmark never runs: 47 of jumanji-benchmarks' 60) are counted in one
-    line under the table, not listed; ``--format json`` has every row.
+    line under the table, not listed; ``--format json`` has every row. No
+    line is wider than ``width`` (but a word longer than it).
     """
     order = {"failed": 0, "regression": 1, "improvement": 2, "changed (not tested)": 3}
     rows = sorted(
         (r for r in report.rows if not _skipped_both(r)),
-        key=lambda r: (order.get(r.verdict.value, 4), r.benchmark, r.params, r.env_name),
+        key=lambda r: (r.env_name, order.get(r.verdict.value, 4), r.benchmark, r.params),
     )
     n_skipped_both = len(report.rows) - len(rows)
-    several_envs = len(report.env_names) > 1
-    table = [["verdict", "benchmark", "base", "head", "ratio", "why"]]
-    for row in rows:
-        name = row.benchmark + (f"({', '.join(row.params)})" if row.params else "")
-        if several_envs:
-            name += f" [{row.env_name}]"
-        c = row.comparison
-        verdict = row.verdict.value
-        if row.category is not None and row.category != "failed":
-            verdict = f"{row.category} {verdict}"
-        if row.verdict is Verdict.UNTESTED:
-            verdict = f"{row.kind.value} changed (not tested)"
-        ratio = format_ratio(c.ratio, gate=gate_of(row, report.settings), exact=row.kind.exact)
-        table.append([verdict, name, *_sides(row), ratio, c.reason])
-    widths = [max(len(line[i]) for line in table) for i in range(len(table[0]) - 1)]
+    aliases = env_aliases(report.env_names)
+    one_run = dict(report.one_run)
     lines = [
         f"base {report.base_commit[:12]}  head {report.head_commit[:12]}  machine {report.machine}",
-        f"environments: {', '.join(report.env_names)}",
-        summary_line(report, bold=False),
-        "",
+        *_wrap(summary_line(report, bold=False), width),
     ]
-    for line in table:
-        cells = [cell.ljust(width) for cell, width in zip(line, widths, strict=False)]
-        lines.append("  ".join([*cells, line[-1]]).rstrip())
+    header, body = _table(rows, report, width)
+    runs = {True: "base and head measured in one run", False: "base and head in separate runs"}
+    for env_name in sorted({r.env_name for r in rows}):
+        alias = aliases[env_name]
+        title = f"== {alias} ==" if alias != env_name else "=="
+        lines += ["", *_wrap(f"{title} {env_name}", width)]
+        if env_name in one_run:
+            lines.append(runs[one_run[env_name]])
+        lines.append(header)
+        for row, row_lines in zip(rows, body, strict=True):
+            if row.env_name == env_name:
+                lines += row_lines
     if n_skipped_both:
         lines += [
             "",
             f"not listed: {n_skipped_both} skipped at base and head "
             "('--format json' lists every row)",
         ]
+    footer = warm_test_lines(report)
+    if footer:
+        lines.append("")
+        for text in footer:
+            lines += _wrap(text, width)
     return "\n".join(lines) + "\n"
 
 
@@ -112,6 +227,7 @@ def format_json(report: CompareReport, fail_on: frozenset[str]) -> str:
                 "n_base": c.n_base,
                 "n_head": c.n_head,
                 "reason": c.reason,
+                "warm_test": row.warm_test.value if row.warm_test else None,
             }
         )
     s = report.settings
@@ -119,6 +235,8 @@ def format_json(report: CompareReport, fail_on: frozenset[str]) -> str:
         "jaxbench_compare_format": JSON_FORMAT,
         "machine": report.machine,
         "env_names": list(report.env_names),
+        "env_aliases": env_aliases(report.env_names) if report.env_names else {},
+        "one_run": dict(report.one_run),
         "base_commit": report.base_commit,
         "head_commit": report.head_commit,
         "settings": {
@@ -128,11 +246,13 @@ def format_json(report: CompareReport, fail_on: frozenset[str]) -> str:
             "alpha": s.alpha,
             "first_call_factor": s.first_call_factor,
             "fail_untested": s.fail_untested,
+            "min_history": s.min_history,
         },
         "fail_on": sorted(fail_on),
         "summary": summary_line(report, bold=False),
         "counts": dict(sorted((v.value, n) for v, n in report.counts().items())),
         "failing": len(report.failing(fail_on)),
+        "warm_tests": dict(sorted((t.value, n) for t, n in report.warm_tests().items())),
         "rows": rows,
     }
     return json.dumps(document, indent=2, allow_nan=False) + "\n"

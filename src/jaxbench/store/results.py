@@ -110,6 +110,12 @@ class Point:
     repeat: int | None = None
     unit: str = ""
     skipped: bool = False
+    #: When asv started the benchmark's last round (ms since the epoch, asv's
+    #: ``started_at``) and how long all its rounds took (seconds, asv's
+    #: ``duration``); None where the file does not say. Every point of one
+    #: row shares them (:mod:`jaxbench.analyse.runs` reads them).
+    started_at: int | None = None
+    duration: float | None = None
 
     @property
     def failed(self) -> bool:
@@ -364,6 +370,8 @@ def _points_from_format2(
         q75 = _column(row, "stats_q_75", n, path, bench)
         numbers = _column(row, "stats_number", n, path, bench)
         repeats = _column(row, "stats_repeat", n, path, bench)
+        started_at = _int_or_none(row.get("started_at"))
+        duration = _as_float(row.get("duration"))
         key_base = (header.machine, env_name, bench)
         for j, combo in enumerate(combos):
             raw = values[j]
@@ -392,6 +400,8 @@ def _points_from_format2(
                     repeat=_int_or_none(repeats[j]),
                     unit=unit_of(units, bench),
                     skipped=skipped,
+                    started_at=started_at,
+                    duration=duration,
                 )
             )
     return points, non_finite

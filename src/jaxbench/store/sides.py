@@ -46,8 +46,12 @@ def _load_file(arg: str) -> list[Point]:
 
 def load_sides(
     base: str, head: str, results: Path, *, machine: str | None, env_name: str | None
-) -> tuple[list[Point], list[Point], tuple[str, ...]]:
-    """Base points, head points and warnings, from two result files or two commits."""
+) -> tuple[list[Point], list[Point], tuple[str, ...], tuple[Point, ...]]:
+    """Base points, head points, warnings and the history around them.
+
+    From two result files (no history: ``()``) or two commits of a results
+    directory (every point of its one machine, in the environment asked for).
+    """
     base_file, head_file = looks_like_file(base), looks_like_file(head)
     if base_file != head_file:
         raise UsageError(
@@ -62,7 +66,7 @@ def load_sides(
                     f"no results for environment {env_name!r} in {base} or {head}; "
                     "pick an environment those files hold"
                 )
-        return sides[0], sides[1], ()
+        return sides[0], sides[1], (), ()
 
     history = load_history(results, machine=machine, env_name=env_name)
     machines = history.machines()
@@ -75,7 +79,7 @@ def load_sides(
     head_commit = find_commit(history, head)
     base_points = [p for p in history.points if p.commit == base_commit]
     head_points = [p for p in history.points if p.commit == head_commit]
-    return base_points, head_points, history.warnings
+    return base_points, head_points, history.warnings, history.points
 
 
 def read_round_sizes(benchmarks_json: Path) -> tuple[tuple[str, int | None], ...]:
