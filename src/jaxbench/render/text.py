@@ -14,8 +14,8 @@ from typing import Any
 
 from jaxbench.analyse.compare import CompareReport, Row
 from jaxbench.analyse.stats import Verdict
-from jaxbench.render.markdown import format_sides, gate_of, summary_line
-from jaxbench.render.units import format_ratio, format_spread
+from jaxbench.render.markdown import format_sides, ratio_cell, summary_line
+from jaxbench.render.units import format_spread
 
 __all__ = ["JSON_FORMAT", "format_json", "format_text"]
 
@@ -64,7 +64,7 @@ def format_text(report: CompareReport) -> str:
             verdict = f"{row.category} {verdict}"
         if row.verdict is Verdict.UNTESTED:
             verdict = f"{row.kind.value} changed (not tested)"
-        ratio = format_ratio(c.ratio, gate=gate_of(row, report.settings), exact=row.kind.exact)
+        ratio = ratio_cell(row, report.settings)
         table.append([verdict, name, *_sides(row), ratio, c.reason])
     widths = [max(len(line[i]) for line in table) for i in range(len(table[0]) - 1)]
     lines = [
