@@ -15,7 +15,7 @@ job on a fresh clone"). jaxbench lists a step only when the values confirm it
   (process peak memory: :attr:`jaxbench.analyse.floors.Floor.drifts`) is not
   listed unless it exceeds the family's measured floor, absolute and relative
   (``BELOW_FLOOR``; :mod:`jaxbench.analyse.floors`, the same floor ``compare``
-  uses): it moves by up to 30 MiB (1.13x) between commits with identical code
+  uses): it moves by up to 30 MiB or 1.13x between commits with identical code
   measured one after another, slowly enough that the step test below takes
   the drift for a step (docs/measured.md). A step of a workload's peak RSS
   (or device peak) smaller than 1 MiB is not listed either: it moves by
