@@ -111,7 +111,8 @@ def test_warm_time_slowdown_is_a_regression(
 def test_single_first_call_values_are_shown_untested_and_never_fail(
     asv_writer: AsvResultsWriter, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    root = _write_pair(asv_writer, {FIRST: [0.6, 0.9]})  # 1.2x and 1.29x, one value a side
+    # +100 ms (1.2x) is within first call's measured spread; +1.2 s (2.71x) is beyond it
+    root = _write_pair(asv_writer, {FIRST: [0.6, 1.9]})
     status, doc = _json(root, capsys)
     assert _verdicts(doc)[(FIRST, "'64'")] == "unchanged"
     assert _verdicts(doc)[(FIRST, "'96'")] == "changed (not tested)"
@@ -473,7 +474,7 @@ def test_compare_points_refuses_mixed_machines(
 def test_rows_carry_kinds_and_settings(asv_writer: AsvResultsWriter) -> None:
     _suite(asv_writer)
     base = load_result_file(asv_writer.write_result(BASE, 1_000, BASELINE))
-    head = load_result_file(asv_writer.write_result(HEAD, 2_000, {**BASELINE, MEM: [1.2e8, 1e8]}))
+    head = load_result_file(asv_writer.write_result(HEAD, 2_000, {**BASELINE, MEM: [1.5e8, 1e8]}))
     report = compare_points(base, head, Settings(memory_factor=1.5))
     kinds = {row.benchmark: row.kind for row in report.rows}
     assert kinds[MEM] is Kind.MEMORY

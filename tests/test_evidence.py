@@ -11,7 +11,7 @@ import pytest
 
 from conftest import AsvResultsWriter, commit_hash
 from jaxbench.analyse.detect import Evidence, Regression, Scan, scan
-from jaxbench.analyse.evidence import MEMORY_FLOOR_BYTES, MIN_SIDE, judge, unconfirmed_summary
+from jaxbench.analyse.evidence import MIN_SIDE, below_floor, judge, unconfirmed_summary
 from jaxbench.analyse.kinds import Kind
 from jaxbench.analyse.stats import step_p_value
 from jaxbench.cli import main
@@ -105,7 +105,12 @@ def test_judge_by_kind_and_holm_over_the_scan() -> None:
     judged = judge(
         [
             (_reg(Kind.WORK, 1.0, 2.0, FLOPS), [1.0], [2.0], ([1.0], [2.0])),
-            (_reg(Kind.MEMORY, 0.0, 24 * 1024.0), [0.0] * 5, [24 * 1024.0] * 5, ([0.0], [1.0])),
+            (
+                _reg(Kind.MEMORY, 0.0, 24 * 1024.0, RSS),
+                [0.0] * 5,
+                [24 * 1024.0] * 5,
+                ([0.0], [1.0]),
+            ),
             (_reg(Kind.COMPILE, 1.0, 2.0), [1.0] * 3, [2.0] * 5, ([1.0] * 3, [2.0] * 5)),
             (_reg(Kind.COMPILE, 1.0, 2.0), lows, highs, (lows, highs)),
             (_reg(Kind.TIME, 1.0, 1.1), mixed[:10], mixed[10:], (mixed[:10], mixed[10:])),
@@ -127,12 +132,12 @@ def test_judge_by_kind_and_holm_over_the_scan() -> None:
     # Holm over the two tested steps: the smaller p doubled
     assert tested[0] == pytest.approx(2 * _p(lows, highs))
     assert [r.evidence.listed for r in judged] == [True, False, False, True, False]
-    assert judged[1].after - judged[1].before < MEMORY_FLOOR_BYTES
+    assert below_floor(judged[1])
     line = unconfirmed_summary([r for r in judged if not r.evidence.listed])
     assert line.startswith("Not listed: 3 fitted steps that the values do not confirm")
     assert f"1 with fewer than {MIN_SIDE} commits on a side" in line
     assert "1 within the noise" in line
-    assert "1 below the 1 MiB memory floor" in line
+    assert "1 within the measured floor of their family" in line
     assert unconfirmed_summary([]) == ""
 
 

@@ -21,12 +21,16 @@ COMPILE    measured in fresh processes side by side (``jaxbench first-call``
            writes one value per process as samples, pair ``i`` of base and
            head taken one after the other): a paired t-test over the pairs
            and a gate (default 1.10). One value a side (``asv run`` alone):
-           "changed (not tested)" beyond 1.25, never failing by default
+           "changed (not tested)" only beyond the stage's measured floor
+           (:mod:`jaxbench.analyse.floors`) and 1.25, never failing by default
 WORK       exact: any relative change beyond 1e-9 is "work changed"
 ACCURACY   ``track_tolerance_used`` > 1 at head but not at base is a
            correctness regression; ``track_max_abs_error`` changes are shown;
            ``track_answer_unchecked`` 1 (declared ``Unchecked``) is UNCHECKED
-MEMORY     one value a side: "changed (not tested)" beyond 1.10
+MEMORY     one value a side: "changed (not tested)" only beyond the family's
+           measured floor, absolute and relative (:mod:`jaxbench.analyse.floors`,
+           e.g. 24 MiB and 1.15x for ``peakmem_*``) and the memory factor;
+           within it "unchanged (within the measured spread)"
 OTHER      one value a side: "changed (not tested)" beyond the time factor
 =========  ===============================================================
 
@@ -60,6 +64,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
 
+from jaxbench.analyse.floors import beyond_floor, floor_of
 from jaxbench.analyse.kinds import (
     REPEAT,
     TOLERANCE_TRACK,
@@ -100,6 +105,7 @@ __all__ = [
     "WarmTest",
     "ab_command",
     "compare_points",
+    "compare_single_value",
     "parse_fail_on",
 ]
 
@@ -460,14 +466,46 @@ def _compare_values(base: Point, head: Point, kind: Kind, settings: Settings) ->
                 "error changed; track_tolerance_used decides pass or fail",
             )
         return exact
+    if kind is Kind.COMPILE and len(base.samples) >= 2 and len(head.samples) >= 2:
+        return _compare_first_call(base, head, settings)
+    return compare_single_value(base.key.benchmark, b_value, h_value, kind, settings)
+
+
+def compare_single_value(
+    benchmark: str, base: float, head: float, kind: Kind, settings: Settings
+) -> Comparison:
+    """A figure with one value a side: changed only beyond its family's measured floor.
+
+    The floor (:mod:`jaxbench.analyse.floors`: an absolute difference and a
+    ratio, both sized from the spread between commits with identical code)
+    and the kind's factor must both be exceeded; within them the figure is
+    UNCHANGED, "within the measured spread". Beyond them it is "changed (not
+    tested)" (UNTESTED), or with ``Settings.fail_untested`` a regression or
+    improvement. A family without a floor (``track_*`` figures of other
+    kinds) keeps the factor alone.
+    """
     fail = settings.fail_untested
-    if kind is Kind.COMPILE:
-        if len(base.samples) >= 2 and len(head.samples) >= 2:
-            return _compare_first_call(base, head, settings)
-        return compare_factor(b_value, h_value, factor=settings.compile_factor, fail=fail)
-    if kind is Kind.MEMORY:
-        return compare_factor(b_value, h_value, factor=settings.memory_factor, fail=fail)
-    return compare_factor(b_value, h_value, factor=settings.factor, fail=fail)
+    factor = {Kind.COMPILE: settings.compile_factor, Kind.MEMORY: settings.memory_factor}.get(
+        kind, settings.factor
+    )
+    floor = floor_of(benchmark)
+    if floor is None:
+        return compare_factor(base, head, factor=factor, fail=fail)
+    by_factor = compare_factor(base, head, factor=factor, fail=fail)
+    if by_factor.verdict is Verdict.INCONCLUSIVE:
+        return by_factor
+    if not beyond_floor(floor, base, head, relative=factor):
+        return replace(
+            by_factor,
+            verdict=Verdict.UNCHANGED,
+            reason=f"unchanged (within the measured spread of {floor.label}; one value a side)",
+        )
+    verdict = Verdict.REGRESSION if head > base else Verdict.IMPROVEMENT
+    return replace(
+        by_factor,
+        verdict=verdict if fail else Verdict.UNTESTED,
+        reason=f"beyond the measured spread of {floor.label}, one value a side: no test possible",
+    )
 
 
 def _compare_first_call(base: Point, head: Point, settings: Settings) -> Comparison:

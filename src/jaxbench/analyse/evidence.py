@@ -11,9 +11,15 @@ job on a fresh clone"). jaxbench lists a step only when the values confirm it
 
 - deterministic figures (XLA work, and whether the answer was checked:
   :func:`jaxbench.analyse.kinds.exact_figure`) count at once: ``EXACT``;
-- a memory step that adds less than :data:`MEMORY_FLOOR_BYTES` is not listed
-  (``BELOW_FLOOR``): the rise of a workload's peak RSS moves by tens of KiB
-  between processes (allocator arenas, pages), and so does a process peak;
+- a step of a family whose values drift between ``asv run`` invocations
+  (process peak memory: :attr:`jaxbench.analyse.floors.Floor.drifts`) is not
+  listed unless it exceeds the family's measured floor, absolute and relative
+  (``BELOW_FLOOR``; :mod:`jaxbench.analyse.floors`, the same floor ``compare``
+  uses): it moves by up to 30 MiB or 1.13x between commits with identical code
+  measured one after another, slowly enough that the step test below takes
+  the drift for a step (docs/measured.md). A step of a workload's peak RSS
+  (or device peak) smaller than 1 MiB is not listed either: it moves by
+  pages and allocator arenas from process to process;
 - every other step is tested with the values on either side of it, one per
   commit: the fitted level on each side widened over the neighbouring levels
   within the threshold of it. With fewer than :data:`MIN_SIDE` values on a
@@ -44,18 +50,22 @@ import dataclasses
 from collections.abc import Sequence
 
 from jaxbench.analyse.detect import Evidence, Regression
-from jaxbench.analyse.kinds import Kind, exact_figure
+from jaxbench.analyse.floors import history_floor
+from jaxbench.analyse.kinds import exact_figure
 from jaxbench.analyse.stats import DEFAULT_ALPHA, holm_adjust, step_p_value
 
-__all__ = ["ALPHA", "MEMORY_FLOOR_BYTES", "MIN_SIDE", "judge", "unconfirmed_summary"]
+__all__ = ["ALPHA", "MIN_SIDE", "below_floor", "judge", "unconfirmed_summary"]
 
 #: Fewest values (commits) on each side of a step for the test (3 let runs of
 #: three slow processes through, measured with bench/bench_step_evidence.py).
 MIN_SIDE = 4
 #: Family-wise level of the tested steps of one scan (Holm).
 ALPHA = DEFAULT_ALPHA
-#: Smallest memory step listed (bytes added at the step).
-MEMORY_FLOOR_BYTES = float(1 << 20)
+
+
+def below_floor(reg: Regression) -> bool:
+    """Whether a step is within its family's floor (:func:`.floors.history_floor`)."""
+    return history_floor(reg.key.benchmark, reg.before, reg.after)
 
 
 def judge(
@@ -90,7 +100,7 @@ def judge(
         reg = dataclasses.replace(reg, n_before=len(before), n_after=len(after))
         if exact_figure(reg.key.benchmark):
             judged.append(dataclasses.replace(reg, evidence=Evidence.EXACT))
-        elif reg.kind is Kind.MEMORY and reg.after - reg.before < MEMORY_FLOOR_BYTES:
+        elif below_floor(reg):
             judged.append(dataclasses.replace(reg, evidence=Evidence.BELOW_FLOOR))
         elif min(len(before), len(after)) < MIN_SIDE:
             judged.append(dataclasses.replace(reg, evidence=Evidence.UNTESTED))
@@ -112,7 +122,7 @@ def unconfirmed_summary(unconfirmed: Sequence[Regression]) -> str:
     why = {
         Evidence.UNTESTED: f"with fewer than {MIN_SIDE} commits on a side",
         Evidence.NOISE: "within the noise of the commits either side",
-        Evidence.BELOW_FLOOR: "below the 1 MiB memory floor",
+        Evidence.BELOW_FLOOR: "within the measured floor of their family (analyse/floors.py)",
     }
     counts = {e: sum(r.evidence is e for r in unconfirmed) for e in why}
     parts = ", ".join(f"{n} {why[e]}" for e, n in counts.items() if n)

@@ -98,7 +98,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=_factor,
         default=Settings.compile_factor,
         help="first-call/compile-time ratio beyond which a figure with one value a side "
-        "is shown as changed (not tested) (default: %(default)s)",
+        "is shown as changed (not tested), and beyond the stage's measured floor "
+        "(default: %(default)s)",
     )
     parser.add_argument(
         "--first-call-factor",
@@ -111,13 +112,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--fail-untested",
         action="store_true",
         help="let figures with one value a side (first call from asv run, peak memory) "
-        "beyond their factor fail, as asv's factor rule would (default: shown, never failing)",
+        "beyond their factor and measured floor fail (default: shown, never failing)",
     )
     parser.add_argument(
         "--memory-factor",
         type=_factor,
         default=Settings.memory_factor,
-        help="peak-memory ratio that counts (default: %(default)s)",
+        help="memory ratio that counts, with one value a side, and beyond the family's "
+        "measured floor (default: %(default)s)",
     )
     parser.add_argument(
         "--alpha",

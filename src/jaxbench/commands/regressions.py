@@ -12,7 +12,7 @@ machine, environment and commit (:mod:`jaxbench.analyse.events`). Exit status
 A fitted step is listed only when the values confirm it
 (:mod:`jaxbench.analyse.evidence`: exact figures at once; the others by a
 t-test of the commits on either side, Holm at 1 % over the scan, with at least
-3 commits a side; memory steps of at least 1 MiB). The rest are counted in
+3 commits a side; memory steps beyond their measured floor). The rest are counted in
 one line and listed with ``--unconfirmed``.
 
 JSON output (``--format json``) is versioned::

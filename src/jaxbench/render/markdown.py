@@ -19,20 +19,23 @@ every key and value percent-encoded as ``encodeURIComponent`` would.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from urllib.parse import quote
 
 from jaxbench.analyse.compare import CompareReport, Row, Settings, WarmTest, ab_command
+from jaxbench.analyse.floors import FLOORS, floor_of, ratio_is_meaningful
 from jaxbench.analyse.kinds import Kind
 from jaxbench.analyse.stats import Verdict
 from jaxbench.render import links
-from jaxbench.render.units import format_ratio, format_value
+from jaxbench.render.units import format_difference, format_ratio, format_value
 
 __all__ = [
     "GITHUB_COMMENT_LIMIT",
     "KIND_LABELS",
     "escape",
+    "floors_line",
     "footer",
     "format_markdown",
     "format_ratio",
@@ -40,6 +43,7 @@ __all__ = [
     "format_value",
     "gate_of",
     "graph_url",
+    "ratio_cell",
     "summary_line",
     "warm_test_lines",
 ]
@@ -142,6 +146,28 @@ def gate_of(row: Row, settings: Settings) -> float | None:
     if row.kind is Kind.OTHER:
         return settings.factor
     return None
+
+
+def ratio_cell(row: Row, settings: Settings) -> str:
+    """The ratio of a row, or its difference where a ratio would mean nothing.
+
+    ``1.20x`` (:func:`format_ratio`); ``+52.0 KiB`` (:func:`format_difference`)
+    where a side is zero or both are below the figure's measured floor
+    (:func:`jaxbench.analyse.floors.ratio_is_meaningful`), never ``inf`` or ``0.00x``.
+    """
+    c = row.comparison
+    if c.ratio is None:
+        return ""
+    floor = floor_of(row.benchmark)
+    if (
+        c.base is not None
+        and c.head is not None
+        and math.isfinite(c.base)
+        and math.isfinite(c.head)
+        and not ratio_is_meaningful(c.base, c.head, floor)
+    ):
+        return format_difference(c.base, c.head, row.unit)
+    return format_ratio(c.ratio, gate=gate_of(row, settings), exact=row.kind.exact)
 
 
 def _plural(n: int, word: str, plural: str | None = None) -> str:
@@ -251,13 +277,7 @@ def _table(
         cells += [
             escape(base_cell),
             escape(head_cell),
-            escape(
-                format_ratio(
-                    row.comparison.ratio,
-                    gate=gate_of(row, report.settings),
-                    exact=row.kind.exact,
-                )
-            ),
+            escape(ratio_cell(row, report.settings)),
             escape(row.comparison.reason),
         ]
         lines.append("| " + " | ".join(cells) + " |")
@@ -343,8 +363,8 @@ def footer(report: CompareReport) -> list[str]:
         f"False alarms: the {tested} tested rows are one family (Holm-Bonferroni): a row "
         f"fails only when its adjusted p < {settings.alpha:g}, so a review of unchanged "
         f"code fails at most {settings.alpha:.0%} of the time. Figures with one value a "
-        f"side (first call {settings.compile_factor:g}, memory {settings.memory_factor:g}) "
-        f"are changed (not tested): {untested}.",
+        "side are changed (not tested) only beyond the spread measured between commits "
+        f"with identical code ({floors_line()}): {untested}.",
     ]
     for line in warm_test_lines(report):
         lines[-1] += "  "
@@ -378,6 +398,17 @@ def warm_test_lines(report: CompareReport) -> list[str]:
             "then jaxbench compare with --paired 100."
         )
     return lines
+
+
+def floors_line() -> str:
+    """The floors of one value a side, for the footer: memory ones in full, then the
+    first-call stages' range of ratios (all of them: docs/measured.md)."""
+    memory = [f for f in FLOORS.values() if f.unit == "bytes"]
+    stages = [f.relative for f in FLOORS.values() if f.unit != "bytes"]
+    parts = [f"{f.label} {format_value(f.absolute, f.unit)} and {f.relative:g}x" for f in memory]
+    if stages:
+        parts.append(f"first call and its stages {min(stages):g}x to {max(stages):g}x")
+    return ", ".join(parts)
 
 
 def _fits(text: str, limit: int) -> bool:

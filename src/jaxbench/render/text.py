@@ -22,8 +22,8 @@ from typing import Any
 
 from jaxbench.analyse.compare import CompareReport, Row
 from jaxbench.analyse.stats import Verdict
-from jaxbench.render.markdown import format_sides, gate_of, summary_line, warm_test_lines
-from jaxbench.render.units import format_ratio, format_spread
+from jaxbench.render.markdown import format_sides, ratio_cell, summary_line, warm_test_lines
+from jaxbench.render.units import format_spread
 
 __all__ = ["JSON_FORMAT", "WIDTH", "env_aliases", "format_json", "format_text"]
 
@@ -97,9 +97,7 @@ def _verdict(row: Row) -> str:
 
 def _cells(row: Row, report: CompareReport) -> list[str]:
     name = row.benchmark + (f"({', '.join(row.params)})" if row.params else "")
-    c = row.comparison
-    ratio = format_ratio(c.ratio, gate=gate_of(row, report.settings), exact=row.kind.exact)
-    return [_verdict(row), name, *_sides(row), ratio]
+    return [_verdict(row), name, *_sides(row), ratio_cell(row, report.settings)]
 
 
 def _table(rows: Sequence[Row], report: CompareReport, width: int) -> tuple[str, list[list[str]]]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-__all__ = ["format_ratio", "format_spread", "format_value"]
+__all__ = ["format_difference", "format_ratio", "format_spread", "format_value"]
 
 _SECONDS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
 _BINARY = ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB"))
@@ -121,3 +121,16 @@ def format_ratio(ratio: float | None, *, gate: float | None = None, exact: bool 
                     break
             break
     return f"{text}x"
+
+
+def format_difference(base: float, head: float, unit: str) -> str:
+    """``+52.0 KiB``, ``-8.00 KiB``, ``same``: head - base with its sign and unit.
+
+    For values whose ratio means nothing (zero, or below the figure's floor),
+    where ``0 B -> 52.0 KiB`` would read ``inf`` and ``8.00 KiB -> 0 B`` ``0.00x``.
+    """
+    diff = head - base
+    if diff == 0:
+        return "same"
+    sign = "-" if diff < 0 else "+"
+    return f"{sign}{format_value(abs(diff), unit)}"
