@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from typing import Any
 
 from jaxbench.analyse.compare import CompareReport, Row
@@ -17,7 +18,7 @@ from jaxbench.analyse.stats import Verdict
 from jaxbench.render.markdown import format_sides, gate_of, summary_line
 from jaxbench.render.units import format_ratio, format_spread
 
-__all__ = ["JSON_FORMAT", "format_json", "format_text"]
+__all__ = ["JSON_FORMAT", "format_json", "format_listing", "format_text"]
 
 #: Version of the ``--format json`` document.
 JSON_FORMAT = 1
@@ -136,3 +137,9 @@ def format_json(report: CompareReport, fail_on: frozenset[str]) -> str:
         "rows": rows,
     }
     return json.dumps(document, indent=2, allow_nan=False) + "\n"
+
+
+def format_listing(rows: Iterable[tuple[str, str]]) -> str:
+    """Names and descriptions, one pair a line, the names in a column of 12
+    (``jaxbench report --list``)."""
+    return "".join(f"{name:12} {description}\n" for name, description in rows)
