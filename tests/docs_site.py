@@ -383,6 +383,9 @@ def generated() -> Path:
         generate(partial)
         shutil.rmtree(target, ignore_errors=True)
         partial.rename(target)
+        for older in GENERATED.iterdir():  # sets made from older sources
+            if older.is_dir() and older not in (target, CURRENT):
+                shutil.rmtree(older, ignore_errors=True)
     shutil.rmtree(CURRENT, ignore_errors=True)
     shutil.copytree(target, CURRENT)
     return target

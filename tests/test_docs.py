@@ -9,6 +9,7 @@ browser tests.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -80,6 +81,10 @@ def test_the_site_builds_strict_with_every_page_and_picture(site: Path) -> None:
         "time regression  workloads.Predict.time_warm(64)"
         in (site / "review" / "index.html").read_text()
     )
+    # The README's listing is the generated one (it cannot drift from the code).
+    listing = re.search(r"```text\n(1 event.*?)```", (REPO / "README.md").read_text(), re.DOTALL)
+    assert listing is not None
+    assert listing.group(1) in (docs_site.CURRENT / "regressions.txt").read_text()
 
 
 @pytest.mark.browser

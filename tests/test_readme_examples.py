@@ -61,6 +61,7 @@ def project(tmp_path: Path) -> Path:
         ("my_model", "make_workload", "batch=32", "numpy", "predict-batch=32"),
         ("my_training", "make_workload", "batch=64", "float64", "train_step-batch=64"),
         ("layer", "layer_workload", "rows=64", "numpy", "layer-rows=64"),
+        ("my_first", "make_workload", "rows=1024", "numpy", "softmax-rows=1024"),
     ],
 )
 def test_the_readme_example_reports(
@@ -93,7 +94,7 @@ def test_asv_discovers_the_readme_suites(project: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     names = set(json.loads(done.stdout))
-    for suite in ("my_model.Predict", "my_training.TrainStep", "layer.Layer"):
+    for suite in ("my_model.Predict", "my_training.TrainStep", "layer.Layer", "my_first.Softmax"):
         assert f"{suite}.time_warm" in names
         assert f"{suite}Figures.track_tolerance_used" in names
         assert f"{suite}Figures.track_workload_peak_rss_bytes" in names
