@@ -20,7 +20,7 @@ PORT    ?= 8080
 
 export JAXBENCH_MACHINE := $(MACHINE)
 
-.PHONY: all setup bench measure paired publish regressions preview test lint typecheck unit clean
+.PHONY: all setup bench measure paired publish regressions preview docs docs-serve test lint typecheck unit clean
 
 all: test
 
@@ -66,6 +66,15 @@ regressions: $(BIN)/.installed
 # asv's pages fetch their JSON over HTTP: opening index.html as a file does not work.
 preview: publish
 	$(BIN)/python -m http.server --bind 127.0.0.1 --directory html $(PORT)
+
+# --- the guide -----------------------------------------------------------------------
+# mkdocs.yml; tests/docs_site.py generates the command-line reference and the
+# screenshots (headless Chromium) at build time. Strict: a broken link fails.
+docs: $(BIN)/.installed
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+docs-serve: $(BIN)/.installed
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --strict --dev-addr 127.0.0.1:$(PORT)
 
 # --- the tests -----------------------------------------------------------------------
 test: setup lint typecheck unit

@@ -129,7 +129,7 @@ def write_conf(
 
 
 def _read_conf(path: Path) -> dict[str, object]:
-    from jaxbench.analyse.detect import read_asv_conf
+    from jaxbench.store.asv_conf import read_asv_conf
 
     return read_asv_conf(path)
 

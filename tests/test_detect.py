@@ -20,10 +20,10 @@ from jaxbench.analyse.detect import (
     find_regressions,
     series_regressions,
     threshold_for,
-    thresholds_from_asv_conf,
 )
 from jaxbench.analyse.kinds import Kind
 from jaxbench.errors import ResultsError
+from jaxbench.store.asv_conf import thresholds_from_asv_conf
 from jaxbench.store.results import History, Point, SeriesKey, load_history
 
 PY36 = "conda-py3.6-ephem3.7.6.0-numba0.36.1-numpy1.12.0-pandas0.22.0-pytables3.6.1-scipy1.2.0"

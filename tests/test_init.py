@@ -21,11 +21,11 @@ from typing import Any
 import pytest
 
 from init_repo import make_flat_package, make_src_package
-from jaxbench.analyse.detect import read_asv_conf
 from jaxbench.cli import main
 from jaxbench.scaffold import sources
 from jaxbench.scaffold.plan import Settings, render
 from jaxbench.scaffold.project import inspect_project
+from jaxbench.store.asv_conf import read_asv_conf
 from test_workflows import REPO, load, run_actionlint, run_zizmor
 
 WRITTEN = [

@@ -1,6 +1,7 @@
-"""The README's "Benchmark your own code" examples run as a user would run them.
+"""The README's and the guide's benchmark examples run as a user would run them.
 
-Every ```python block whose first line is ``# benchmarks/NAME.py`` is written
+Every ```python block, in README.md or a page of docs/, whose first line is
+``# benchmarks/NAME.py`` is written
 to a fresh project's ``benchmarks/`` folder; then, from that folder's
 parent, the README's own command (``jaxbench report --workload
 benchmarks.NAME:make_workload --param ...``) must print a checked report, and
@@ -18,14 +19,28 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[1] / "README.md"
-BLOCK = re.compile(r"```python\n(# benchmarks/(\w+)\.py\n.*?)```", re.DOTALL)
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+#: Where the examples are: the README and every page of the guide.
+SOURCES = [README, *sorted((ROOT / "docs").glob("*.md"))]
+# A block may be indented (inside a list item): the indentation is removed.
+BLOCK = re.compile(
+    r"^( *)```python\n\1(# benchmarks/(\w+)\.py\n.*?)^\1```", re.DOTALL | re.MULTILINE
+)
 
 
 def examples() -> dict[str, str]:
-    found = {name: code for code, name in BLOCK.findall(README.read_text(encoding="utf-8"))}
-    assert {"my_model", "my_training"} <= set(found), "the README's examples moved"
+    found: dict[str, str] = {}
+    for source in SOURCES:
+        for indent, code, name in BLOCK.findall(source.read_text(encoding="utf-8")):
+            code = re.sub(rf"(?m)^{indent}", "", code)
+            assert found.get(name, code) == code, f"two different examples {name}.py ({source})"
+            found[name] = code
+    assert {"my_model", "my_training"} <= set(found), "the guide's examples moved"
     return found
+
+
+TINYJAX = "import jax.numpy as jnp\n\n\ndef layer(x, w):\n    return jnp.tanh(x @ w)\n"
 
 
 @pytest.fixture
@@ -35,23 +50,27 @@ def project(tmp_path: Path) -> Path:
     (bench / "__init__.py").write_text("")
     for name, code in examples().items():
         (bench / f"{name}.py").write_text(code)
+    # The adoption example imports the user's own package: here, a tiny one.
+    (tmp_path / "tinyjax.py").write_text(TINYJAX)
     return tmp_path
 
 
 @pytest.mark.parametrize(
-    ("module", "batch", "kind", "label"),
+    ("module", "factory", "param", "kind", "label"),
     [
-        ("my_model", 32, "numpy", "predict-batch=32"),
-        ("my_training", 64, "float64", "train_step-batch=64"),
+        ("my_model", "make_workload", "batch=32", "numpy", "predict-batch=32"),
+        ("my_training", "make_workload", "batch=64", "float64", "train_step-batch=64"),
+        ("layer", "layer_workload", "rows=64", "numpy", "layer-rows=64"),
+        ("my_first", "make_workload", "rows=1024", "numpy", "softmax-rows=1024"),
     ],
 )
 def test_the_readme_example_reports(
-    project: Path, module: str, batch: int, kind: str, label: str
+    project: Path, module: str, factory: str, param: str, kind: str, label: str
 ) -> None:
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
     done = subprocess.run(
         [sys.executable, "-m", "jaxbench", "report", "--repeats", "3",
-         "--workload", f"benchmarks.{module}:make_workload", "--param", f"batch={batch}"],
+         "--workload", f"benchmarks.{module}:{factory}", "--param", param],
         capture_output=True, text=True, cwd=project, env={**env, "JAX_PLATFORMS": "cpu"},
         check=False,
     )  # fmt: skip
@@ -75,7 +94,7 @@ def test_asv_discovers_the_readme_suites(project: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     names = set(json.loads(done.stdout))
-    for suite in ("my_model.Predict", "my_training.TrainStep"):
+    for suite in ("my_model.Predict", "my_training.TrainStep", "layer.Layer", "my_first.Softmax"):
         assert f"{suite}.time_warm" in names
         assert f"{suite}Figures.track_tolerance_used" in names
         assert f"{suite}Figures.track_workload_peak_rss_bytes" in names

@@ -57,13 +57,17 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from enum import Enum
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jaxbench.analyse.kinds import Kind, exact_figure, kind_of
-from jaxbench.errors import ResultsError
-from jaxbench.store import jsonc
+from jaxbench.analyse.evidence import judge
+from jaxbench.analyse.findings import Evidence, Regression
+from jaxbench.analyse.kinds import exact_figure, kind_of
+
+# Temporary re-exports: commands/regressions.py and commands/pair_history.py (being
+# changed on other branches) still import these from here; the reader lives in
+# jaxbench.store.asv_conf. Remove once they import it from there.
+from jaxbench.store.asv_conf import read_asv_conf as read_asv_conf
+from jaxbench.store.asv_conf import thresholds_from_asv_conf as thresholds_from_asv_conf
 from jaxbench.store.benchmarks_json import unit_of
 from jaxbench.store.forking import fork_is_safe, fork_pool
 from jaxbench.store.results import History, Point, SeriesKey
@@ -85,7 +89,6 @@ __all__ = [
     "scan",
     "series_regressions",
     "threshold_for",
-    "thresholds_from_asv_conf",
 ]
 
 #: asv publish's default relative threshold.
@@ -101,106 +104,6 @@ EXACT_RELATIVE = 1e-9
 _Step = tuple[int, int, float, float, float]
 # asv's jumps: (last index before, first index after, level before, best level after).
 _Jump = tuple[int, int, float, float]
-
-
-class Evidence(Enum):
-    """How far the values back a step (:mod:`jaxbench.analyse.evidence`)."""
-
-    #: asv's step fit alone (``find_regressions``, asv publish's semantics)
-    ASV = "asv"
-    #: a deterministic figure changed (XLA work): any lasting change counts
-    EXACT = "exact"
-    #: the values either side differ beyond their spread (Holm-adjusted t-test)
-    CONFIRMED = "confirmed"
-    #: within the spread of the values either side
-    NOISE = "within noise"
-    #: too few commits on a side to tell it from noise
-    UNTESTED = "not tested"
-    #: a memory step smaller than the floor
-    BELOW_FLOOR = "below floor"
-
-    @property
-    def listed(self) -> bool:
-        """Whether a step with this evidence is listed as a regression."""
-        return self in (Evidence.ASV, Evidence.EXACT, Evidence.CONFIRMED)
-
-
-@dataclass(frozen=True)
-class Regression:
-    """A step up that is still present at the end of a series."""
-
-    key: SeriesKey
-    kind: Kind
-    good_commit: str | None
-    bad_commit: str
-    date: int
-    before: float
-    after: float
-    ratio: float
-    unit: str
-    fixed_commit: str | None = None
-    #: asv's "best value after the step" (its regressions page's "after")
-    best_after: float | None = None
-    #: the machine fingerprint of the fitted segment (None: unknown)
-    fingerprint: str | None = None
-    #: how far the values back the step (ASV: not judged, asv's semantics)
-    evidence: Evidence = Evidence.ASV
-    #: values (commits) of the fitted levels before and after the step (0: not counted)
-    n_before: int = 0
-    n_after: int = 0
-    #: the step test's Holm-adjusted p-value (None: not tested)
-    p_value: float | None = None
-
-    @property
-    def still_present(self) -> bool:
-        """True unless a later commit brought the series back down."""
-        return self.fixed_commit is None
-
-
-def thresholds_from_asv_conf(path: Path) -> dict[str, float]:
-    """``regressions_thresholds`` of an ``asv.conf.json`` (``{}`` when absent).
-
-    asv.conf.json may hold ``//`` comments; they are stripped as asv does.
-    Raises :class:`ResultsError` naming the file when it cannot be used.
-    """
-    conf = read_asv_conf(path)
-    raw = conf.get("regressions_thresholds", {})
-    if not isinstance(raw, dict):
-        raise ResultsError(
-            f"{path}: 'regressions_thresholds' must map regexes to numbers; fix the file"
-        )
-    thresholds: dict[str, float] = {}
-    for regex, value in raw.items():
-        try:
-            number = float(value)
-            re.compile(regex)
-        except (TypeError, ValueError, re.error):
-            raise ResultsError(
-                f"{path}: regressions_thresholds[{regex!r}] = {value!r} is not a regex "
-                "mapped to a number; fix the file"
-            ) from None
-        if not math.isfinite(number) or number < 0:
-            raise ResultsError(
-                f"{path}: regressions_thresholds[{regex!r}] = {value!r} must be >= 0; fix the file"
-            )
-        thresholds[regex] = number
-    return thresholds
-
-
-def read_asv_conf(path: Path) -> dict[str, object]:
-    """The content of an ``asv.conf.json`` (asv allows ``//`` comments in it)."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ResultsError(f"{path}: cannot read ({exc.strerror or exc}); check the path") from None
-    try:
-        data = jsonc.loads(text)
-    except ValueError as exc:
-        raise ResultsError(f"{path}: not valid JSON ({exc}); fix the file") from None
-    if not isinstance(data, dict):
-        raise ResultsError(f"{path}: not an asv.conf.json (no JSON object); fix the file")
-    return data
 
 
 def threshold_for(key: SeriesKey, thresholds: Mapping[str, float] | None, default: float) -> float:
@@ -691,8 +594,6 @@ def scan(
                     (_present(values[a : a + good_idx + 1]), _present(values[a + bad_idx : b])),
                 )
             )
-    from jaxbench.analyse.evidence import judge
-
     found = judge(candidates, family=searched)
     found.sort(key=lambda r: (-r.date, r.key, r.bad_commit))
     dates = {f.commit: f.date for f in files}

@@ -49,7 +49,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from jaxbench.analyse.detect import Evidence, Regression
+from jaxbench.analyse.findings import Evidence, Regression
 from jaxbench.analyse.floors import history_floor
 from jaxbench.analyse.kinds import exact_figure
 from jaxbench.analyse.stats import DEFAULT_ALPHA, holm_adjust, step_p_value

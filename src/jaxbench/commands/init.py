@@ -20,14 +20,13 @@ import argparse
 import dataclasses
 import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 from jaxbench.errors import UsageError
 from jaxbench.scaffold import apply, sources
 from jaxbench.scaffold.plan import MAKEFILE, Plan, Settings, render
-from jaxbench.scaffold.project import Project, inspect_project
+from jaxbench.scaffold.project import Project, git_ignores, inspect_project
 
 __all__ = ["HELP", "add_arguments", "run"]
 
@@ -140,16 +139,6 @@ def _existing_makefile(root: Path) -> Path | None:
     return next((root / n for n in _MAKEFILES if (root / n).is_file()), None)
 
 
-def _ignored(root: Path, path: str) -> bool:
-    done = subprocess.run(
-        ["git", "-C", str(root), "check-ignore", "-q", f"{path}/env"],
-        capture_output=True,
-        timeout=60,
-        check=False,
-    )
-    return done.returncode == 0
-
-
 def _plan(args: argparse.Namespace) -> tuple[Project, Plan, list[str], list[str]]:
     """(the project, the plan, lines describing the set-up, notes)."""
     project = inspect_project(args.dir)
@@ -188,7 +177,7 @@ def _plan(args: argparse.Namespace) -> tuple[Project, Plan, list[str], list[str]
             f"{project.name} does not list jax among its dependencies; "
             "the matrix installs it in every environment anyway"
         )
-    missing = [p for p in (".asv", "html") if not _ignored(project.root, p)]
+    missing = [p for p in (".asv", "html") if not git_ignores(project.root, p)]
     if missing:
         notes.append(
             "add to .gitignore: "

@@ -63,8 +63,10 @@ def run(args: argparse.Namespace) -> int:
     from jaxbench.measure.protocol import measure
 
     if args.list:
-        for name in workloads.names():
-            print(f"{name:12} {workloads.get(name).description}")
+        from jaxbench.render.text import format_listing
+
+        names = workloads.names()
+        print(format_listing((n, workloads.get(n).description) for n in names), end="")
         return 0
     if ":" in args.workload:
         chosen = [load_workload(args.workload, parse_params(args.param))]

@@ -45,17 +45,13 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from jaxbench.analyse.detect import (
-    DEFAULT_DETECTOR,
-    read_asv_conf,
-    scan,
-    thresholds_from_asv_conf,
-)
+from jaxbench.analyse.detect import DEFAULT_DETECTOR, scan
 from jaxbench.analyse.events import group_events
 from jaxbench.analyse.paired_history import paired_series
 from jaxbench.errors import ResultsError, UsageError
 from jaxbench.render import html
 from jaxbench.render.paired import PAIRED_PAGE, add_paired_nav, render_paired_page
+from jaxbench.store.asv_conf import read_asv_conf, thresholds_from_asv_conf
 from jaxbench.store.benchmarks_json import read_benchmarks_json_or_warn
 from jaxbench.store.checks import read_unchecked, unchecked_workloads
 from jaxbench.store.paired import load_paired

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import math
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from jaxbench.analyse.compare import CompareReport, Row
@@ -25,7 +25,7 @@ from jaxbench.analyse.stats import Verdict
 from jaxbench.render.markdown import format_sides, ratio_cell, summary_line, warm_test_lines
 from jaxbench.render.units import format_spread
 
-__all__ = ["JSON_FORMAT", "WIDTH", "env_aliases", "format_json", "format_text"]
+__all__ = ["JSON_FORMAT", "WIDTH", "env_aliases", "format_json", "format_listing", "format_text"]
 
 #: Version of the ``--format json`` document.
 JSON_FORMAT = 1
@@ -254,3 +254,9 @@ def format_json(report: CompareReport, fail_on: frozenset[str]) -> str:
         "rows": rows,
     }
     return json.dumps(document, indent=2, allow_nan=False) + "\n"
+
+
+def format_listing(rows: Iterable[tuple[str, str]]) -> str:
+    """Names and descriptions, one pair a line, the names in a column of 12
+    (``jaxbench report --list``)."""
+    return "".join(f"{name:12} {description}\n" for name, description in rows)

@@ -19,7 +19,7 @@ from typing import Any
 
 from jaxbench.errors import UsageError
 
-__all__ = ["Project", "inspect_project"]
+__all__ = ["Project", "git_ignores", "inspect_project"]
 
 _BRANCH = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$")
 
@@ -54,6 +54,11 @@ def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
         )
     except FileNotFoundError:
         raise UsageError("git is not installed; install git and run jaxbench init again") from None
+
+
+def git_ignores(root: Path, path: str) -> bool:
+    """Whether git ignores what would be written under ``path`` (``git check-ignore``)."""
+    return _git(root, "check-ignore", "-q", f"{path}/env").returncode == 0
 
 
 def _git_top(root: Path) -> Path:

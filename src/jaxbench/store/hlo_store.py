@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jaxbench.errors import ResultsError, UsageError
-from jaxbench.store import jsonc
+from jaxbench.store.asv_conf import CONF_NAME, read_asv_conf
 from jaxbench.store.fsio import write_bytes_atomic
 
 __all__ = [
@@ -112,15 +112,15 @@ def results_dir_from_environ(environ: Mapping[str, str]) -> Path:
     if environ.get("JAXBENCH_RESULTS_DIR"):
         return Path(environ["JAXBENCH_RESULTS_DIR"])
     conf_dir = Path(environ.get("ASV_CONF_DIR", "."))
-    conf = conf_dir / "asv.conf.json"
+    conf = conf_dir / CONF_NAME
     try:
-        data = jsonc.loads(conf.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        data = read_asv_conf(conf)
+    except ResultsError as exc:
         raise UsageError(
             f"cannot read {conf} to find the results directory ({exc}); "
             "run asv from the directory of asv.conf.json or set JAXBENCH_RESULTS_DIR"
         ) from None
-    results = data.get("results_dir", "results") if isinstance(data, dict) else "results"
+    results = data.get("results_dir", "results")
     return conf_dir / str(results)
 
 

@@ -1,0 +1,72 @@
+"""``asv.conf.json``: the one reader of asv's configuration file in jaxbench.
+
+asv allows ``//`` comments in it (:mod:`jaxbench.store.jsonc` strips them as
+asv does). Every part of jaxbench that needs the configuration (its
+``results_dir``, ``html_dir``, ``repo`` or ``regressions_thresholds``) reads
+it here: ``jaxbench regressions``, ``publish``, ``pair-history`` and the HLO
+store of the measuring half (standard library only, so it loads in asv's
+benchmark environments).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+from jaxbench.errors import ResultsError
+from jaxbench.store import jsonc
+
+__all__ = ["CONF_NAME", "read_asv_conf", "thresholds_from_asv_conf"]
+
+#: The file asv reads by default, in the directory it runs from.
+CONF_NAME = "asv.conf.json"
+
+
+def read_asv_conf(path: Path) -> dict[str, object]:
+    """The content of an ``asv.conf.json`` (asv allows ``//`` comments in it).
+
+    Raises :class:`ResultsError` naming the file when it cannot be read or is
+    not a JSON object.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ResultsError(f"{path}: cannot read ({exc.strerror or exc}); check the path") from None
+    try:
+        data = jsonc.loads(text)
+    except ValueError as exc:
+        raise ResultsError(f"{path}: not valid JSON ({exc}); fix the file") from None
+    if not isinstance(data, dict):
+        raise ResultsError(f"{path}: not an asv.conf.json (no JSON object); fix the file")
+    return data
+
+
+def thresholds_from_asv_conf(path: Path) -> dict[str, float]:
+    """``regressions_thresholds`` of an ``asv.conf.json`` (``{}`` when absent).
+
+    Raises :class:`ResultsError` naming the file when it cannot be used.
+    """
+    conf = read_asv_conf(path)
+    raw = conf.get("regressions_thresholds", {})
+    if not isinstance(raw, dict):
+        raise ResultsError(
+            f"{path}: 'regressions_thresholds' must map regexes to numbers; fix the file"
+        )
+    thresholds: dict[str, float] = {}
+    for regex, value in raw.items():
+        try:
+            number = float(value)
+            re.compile(regex)
+        except (TypeError, ValueError, re.error):
+            raise ResultsError(
+                f"{path}: regressions_thresholds[{regex!r}] = {value!r} is not a regex "
+                "mapped to a number; fix the file"
+            ) from None
+        if not math.isfinite(number) or number < 0:
+            raise ResultsError(
+                f"{path}: regressions_thresholds[{regex!r}] = {value!r} must be >= 0; fix the file"
+            )
+        thresholds[regex] = number
+    return thresholds
