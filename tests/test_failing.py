@@ -27,6 +27,7 @@ import pytest
 from conftest import AsvResultsWriter, commit_hash
 from jaxbench.cli import main
 from jaxbench.store.asv_log import error_line, parse_asv_log
+from jaxbench.store.results import SeriesKey
 
 ASV = Path(sys.executable).parent / "asv"
 MACHINE = "m1"
@@ -201,6 +202,7 @@ def test_json_carries_the_failures(run: Run) -> None:
     assert newly["newly"] is True
     assert newly["since_commit"] == run.commits[2]
     assert newly["last_good_commit"] == run.commits[1]
+    assert (newly["series_measured"], newly["whole_environment"]) == (6, False)
     assert [f["params"] for f in newly["failures"]] == [["1"], ["2"]]
     first = newly["failures"][0]
     assert first["benchmark"] == "bench.Suite.time_step"
@@ -391,6 +393,20 @@ def test_error_line_of_asv_output() -> None:
         ]
     )
     assert log.errors == {("0123abcd", "env-a", "m.f"): {None: "OSError: disk"}}
+    cut = parse_asv_log(
+        [
+            "[ 0.00%] · For p commit 0123abcd <main>:\n",
+            "[ 0.00%] ·· Benchmarking env-a\n",
+            "[50.00%] ··· ...oads.PredictFigures.track_first_call_seconds   failed\n",
+            "[50.00%] ···· For parameters: 64\n",
+            "              ValueError: wrong\n",
+        ]
+    )
+    key = SeriesKey(
+        "m", "env-a", "workloads.PredictFigures.track_first_call_seconds", ("64",), None
+    )
+    assert cut.error(key, "0123abcd" + "0" * 32) == "ValueError: wrong"
+    assert cut.error(key, "ffffffff" + "0" * 32) is None
 
 
 # --- the main workflow's gate -------------------------------------------------------
@@ -462,3 +478,35 @@ def test_the_main_workflow_fails_on_a_newly_failing_benchmark(
     )
     assert gate_run.returncode == 1
     assert "::error::a benchmark newly fails" in gate_run.stdout
+
+
+def test_a_missing_asv_log_is_one_line_and_exit_2(
+    asv_writer: AsvResultsWriter, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    asv_writer.add_benchmark("w.W.time_x")
+    asv_writer.write_meta()
+    asv_writer.write_result(commit_hash(0), 1_700_000_000_000, {"w.W.time_x": None})
+    missing = tmp_path / "nope.log"
+    argv = ["regressions", "--results", str(asv_writer.root), "--asv-log", str(missing)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"jaxbench: error: --asv-log {missing}: cannot read it (")
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_pvlib_newest_commit_failed_whole_environments(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """pvlib's real history: at b2eca71b asv wrote null for every benchmark of two
+    environments (7 series each); both groups say the environment, not the code."""
+    from conftest import PVLIB_RESULTS
+
+    argv = ["regressions", "--results", str(PVLIB_RESULTS), "--no-cache", "--format", "json"]
+    assert main(argv) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["newly_failing"] == 14
+    assert [
+        (g["since_commit"][:8], g["series_measured"], g["whole_environment"])
+        for g in doc["failing"]
+    ] == [("b2eca71b", 7, True), ("b2eca71b", 7, True)]
+    assert all(f["error"] is None for g in doc["failing"] for f in g["failures"])

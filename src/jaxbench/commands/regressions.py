@@ -37,7 +37,9 @@ JSON output (``--format json``) is versioned::
 ``failing`` holds the groups of benchmarks failing at the newest commit,
 newly failing first: ``machine``, ``env_name``, ``since_commit``, ``date``
 (ms, of ``since_commit``), ``last_good_commit`` (null: never had a value),
-``newly`` and ``failures``, each with ``benchmark``, ``params``, ``machine``,
+``newly``, ``series_measured`` (series measured at the newest commit there),
+``whole_environment`` (every one of them fails) and ``failures``, each with
+``benchmark``, ``params``, ``machine``,
 ``env_name``, ``version``, ``since_commit``, ``date``, ``last_good_commit``,
 ``newly``, ``failed_commits`` (commits failed in a row up to the newest),
 ``measured_commits``, ``newest_commit`` and ``error`` (the last line of its
@@ -125,7 +127,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--since",
         default=None,
         metavar="COMMIT|DATE",
-        help="only steps at or after this commit (hash or prefix) or date (YYYY-MM-DD, UTC)",
+        help="only steps, and failing benchmarks that began failing, at or after this commit "
+        "(hash or prefix) or date (YYYY-MM-DD, UTC)",
     )
     parser.add_argument(
         "--benchmark", default=None, metavar="REGEX", help="only series whose name(params) matches"

@@ -126,6 +126,8 @@ def _failure_group_entry(group: FailureGroup) -> dict[str, Any]:
         "date": group.date,
         "last_good_commit": group.last_good_commit,
         "newly": group.newly,
+        "series_measured": group.series_measured,
+        "whole_environment": group.whole_environment,
         "failures": [_failure_entry(f) for f in group.failures],
     }
 

@@ -21,6 +21,8 @@ error: the exception line of the last traceback (``RuntimeError: Array has
 been deleted``), else the last line that says something (``asv: benchmark
 timed out``, ``asv: benchmark failed (exit status -11)``). Lines that are not
 asv's progress output are passed over, so a ``tee`` of a whole CI step works.
+asv cuts a long benchmark name to its end (``...oads.Figures.track_x``); such
+a name answers for the one benchmark of that run whose name ends so.
 """
 
 from __future__ import annotations
@@ -43,7 +45,9 @@ _PREFIX = re.compile(r"^\[\s*\d+(?:\.\d+)?%\] (·+) ?")
 _COMMIT = re.compile(r"^For .* commit ([0-9a-f]{7,40})\b")
 _BENCHMARKING = re.compile(r"^Benchmarking (\S+)")
 #: ``name   status`` as asv's add_padded prints a result (names always hold a dot)
-_RESULT = re.compile(r"^([A-Za-z_][\w]*(?:\.[\w]+)+)\s+(\S.*)$")
+#: (asv cuts a long name to its end, behind "...")
+_RESULT = re.compile(r"^((?:\.\.\.)?[\w]*(?:\.[\w]+)+)\s+(\S.*)$")
+_CUT = "..."
 _FAILED = re.compile(r"^(?:\d+/\d+ )?failed$")
 _EXIT = re.compile(r"^asv: benchmark failed \(exit status -?\d+\)$")
 _TABLE = re.compile(r"^[=\-\s]+$")
@@ -65,8 +69,18 @@ class AsvLog:
     def error(self, key: SeriesKey, commit: str) -> str | None:
         """The last line of ``key``'s error at ``commit``, or None when the log has none."""
         by_params = self.errors.get((commit[:8], key.env_name, key.benchmark))
-        if by_params is None:
-            return None
+        if by_params is None:  # a long name that asv cut to its end: one that fits, alone
+            cut = [
+                found
+                for (short, env, bench), found in self.errors.items()
+                if short == commit[:8]
+                and env == key.env_name
+                and bench.startswith(_CUT)
+                and key.benchmark.endswith(bench[len(_CUT) :])
+            ]
+            if len(cut) != 1:
+                return None
+            by_params = cut[0]
         found = by_params.get(", ".join(key.params)) if key.params else None
         return found if found is not None else by_params.get(None)
 
