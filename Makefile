@@ -17,6 +17,8 @@ ASV_ARGS ?=
 PAIRED  ?= 1
 PAIR_ARGS ?=
 PORT    ?= 8080
+# The output of the last `make measure` (asv keeps no error text in its results).
+ASV_LOG := .asv/asv-run.log
 
 export JAXBENCH_MACHINE := $(MACHINE)
 
@@ -46,8 +48,11 @@ measure: $(BIN)/.installed
 	$(BIN)/jaxbench machine --machine $(MACHINE)
 	git rev-list --first-parent --max-count=$(COMMITS) HEAD > .asv/commits.txt
 	@# asv exits 2 when a benchmark failed (e.g. a wrong answer): publish and list it anyway.
-	$(BIN)/asv run --machine $(MACHINE) --skip-existing --record-samples \
-		--show-stderr $(ASV_ARGS) HASHFILE:.asv/commits.txt || [ $$? -eq 2 ]
+	@# Its output is kept in $(ASV_LOG): the last line of each failing benchmark's error.
+	{ $(BIN)/asv run --machine $(MACHINE) --skip-existing --record-samples \
+		--show-stderr $(ASV_ARGS) HASHFILE:.asv/commits.txt 2>&1; echo $$? > .asv/asv-run.status; } \
+		| tee $(ASV_LOG)
+	@status=$$(cat .asv/asv-run.status); [ "$$status" -eq 0 ] || [ "$$status" -eq 2 ]
 	@if [ "$(PAIRED)" != 0 ]; then $(MAKE) --no-print-directory paired; fi
 
 # Pair each of the last COMMITS commits with the one before it (asv's environments
@@ -58,10 +63,10 @@ paired: $(BIN)/.installed
 	$(BIN)/jaxbench pair-history --machine $(MACHINE) --commits .asv/commits.txt $(PAIR_ARGS)
 
 publish: $(BIN)/.installed
-	$(BIN)/jaxbench publish
+	$(BIN)/jaxbench publish $$([ -f $(ASV_LOG) ] && echo --asv-log $(ASV_LOG))
 
 regressions: $(BIN)/.installed
-	$(BIN)/jaxbench regressions
+	$(BIN)/jaxbench regressions $$([ -f $(ASV_LOG) ] && echo --asv-log $(ASV_LOG))
 
 # asv's pages fetch their JSON over HTTP: opening index.html as a file does not work.
 preview: publish

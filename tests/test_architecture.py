@@ -274,13 +274,10 @@ _ALIGNING_METHODS = {"ljust", "rjust", "center"}
 #: TEMPORARY allowances, each for work on another branch. Remove an entry once
 #: its branch is merged (the test is a strict xfail, so it fails as soon as the
 #: module keeps the rule, as a reminder):
-#: - commands/regressions.py: w30f moves the listing's text and JSON formatters
-#:   into render/ (now: column alignment with ljust, 519 lines);
 #: - commands/pair_history.py: w30i moves git, asv environment reading and
 #:   installing a commit out to lockstep/ and store/ (now: subprocess, a class,
 #:   421 lines).
 TEMPORARY_COMMAND_ALLOWANCES = {
-    "commands/regressions.py": "w30f moves its formatters into render/",
     "commands/pair_history.py": "w30i moves its git and environment code out",
 }
 

@@ -62,7 +62,7 @@ def test_json_listing_is_versioned_and_stable(capsys: pytest.CaptureFixture[str]
     assert main(argv) == 0
     assert capsys.readouterr().out == first
     doc = json.loads(first)
-    assert doc["format"] == 3
+    assert doc["format"] == 4
     assert doc["detector"] == "asv"  # the fit that found the steps
     assert doc["warnings"] == []
     assert doc["unconfirmed"] == []  # pvlib's steps are all confirmed by their commits
@@ -187,7 +187,7 @@ def test_subprocess_never_imports_jax(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert "LEAKED []" in proc.stderr
-    assert json.loads(proc.stdout)["format"] == 3
+    assert json.loads(proc.stdout)["format"] == 4
     proc = subprocess.run(
         [sys.executable, "-m", "jaxbench", "regressions", "--results", str(tmp_path / "none")],
         capture_output=True,
@@ -248,6 +248,19 @@ def test_pvlib_default_text_fits_a_screen(capsys: pytest.CaptureFixture[str]) ->
     assert main(["regressions", "--results", str(PVLIB_RESULTS), "--no-cache"]) == 0
     out = capsys.readouterr().out
     lines = out.splitlines()
+    # first the benchmarks failing at the newest commit: pvlib's b2eca71b failed
+    # everything in two environments (asv wrote null for each benchmark there)
+    assert lines[0] == (
+        "14 benchmarks fail at the newest commit (14 newly failing, "
+        "0 failing at every commit measured), worst first:"
+    )
+    start = next(i for i, line in enumerate(lines) if line.startswith("6 events"))
+    failing = lines[1:start]
+    assert sum("failed at 1 of" in line for line in failing) == 14
+    assert sum(line.startswith("newly failing since b2eca71b") for line in failing) == 2
+    assert sum("every series measured there fails" in line for line in failing) == 2
+    assert failing[-1].startswith("No error text: asv keeps none in its result files")
+    lines = lines[start:]
     assert lines[0].startswith("6 events (11 regressed series of 129), worst first")
     assert lines[1].startswith("1. 84c76f60..5a21ca46  2021-01-05  3 of ")
     assert len(lines) <= 40

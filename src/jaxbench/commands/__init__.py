@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from jaxbench.lockstep.coordinator import Side
 
 __all__ = [
+    "add_asv_log_argument",
     "add_compile_cache_argument",
     "add_side_arguments",
     "non_negative_int",
@@ -38,6 +39,19 @@ def positive_int(text: str) -> int:
 def non_negative_int(text: str) -> int:
     """An argparse type: an integer of at least 0."""
     return _int_at_least(text, 0)
+
+
+def add_asv_log_argument(parser: argparse.ArgumentParser) -> None:
+    """``--asv-log FILE`` (repeatable) of ``jaxbench regressions`` and ``jaxbench publish``."""
+    parser.add_argument(
+        "--asv-log",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="saved output of 'asv run --show-stderr' (repeatable): the last line of each "
+        "failing benchmark's error (asv's result files keep none)",
+    )
 
 
 def add_compile_cache_argument(parser: argparse.ArgumentParser) -> None:

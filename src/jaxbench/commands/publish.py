@@ -10,6 +10,8 @@ import argparse
 from pathlib import Path
 
 from jaxbench.analyse.detect import DEFAULT_DETECTOR, DETECTORS
+from jaxbench.commands import add_asv_log_argument
+from jaxbench.render.regressions import failures_text
 from jaxbench.render.site import publish
 
 __all__ = ["HELP", "add_arguments", "run"]
@@ -43,15 +45,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_DETECTOR,
         help="step fit of the regressions page, as in 'jaxbench regressions' (default binseg)",
     )
+    add_asv_log_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``jaxbench publish``."""
     outcome = publish(
-        args.config, html_dir=args.html_dir, results_dir=args.results, detector=args.detector
+        args.config,
+        html_dir=args.html_dir,
+        results_dir=args.results,
+        detector=args.detector,
+        asv_logs=tuple(args.asv_log),
     )
+    failing = sum(len(g.failures) for g in outcome.failing)
+    newly = sum(len(g.failures) for g in outcome.failing if g.newly)
     print(
-        f"jaxbench: published {outcome.html_dir}: {outcome.regressions} regression(s) "
-        f"listed in {outcome.regressions_page}"
+        f"jaxbench: published {outcome.html_dir}: {outcome.regressions} regression(s) and "
+        f"{failing} failing benchmark(s) ({newly} newly failing) listed in "
+        f"{outcome.regressions_page}"
     )
+    for line in failures_text(outcome.failing, args.asv_log):
+        print(line)
     return 0

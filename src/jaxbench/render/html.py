@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 from jaxbench.analyse.detect import MachineChange, Regression
 from jaxbench.analyse.events import Event
 from jaxbench.analyse.evidence import unconfirmed_summary
+from jaxbench.analyse.failures import FailureGroup
 from jaxbench.analyse.kinds import TOLERANCE_TRACK, UNCHECKED_TRACK, Kind, method_of
 from jaxbench.errors import UsageError
 from jaxbench.render import links
@@ -483,6 +484,33 @@ def _events_section(
     )
 
 
+def _graph_and_params(
+    benchmark: str,
+    machine: str,
+    env_name: str,
+    params: tuple[str, ...],
+    commits: tuple[str | None, str],
+    *,
+    env_params: Mapping[tuple[str, str], Mapping[str, str]],
+    param_names: Mapping[str, Sequence[str]],
+    hash_length: int,
+) -> tuple[str, str]:
+    """The asv graph of one series (``commits`` highlighted) and its parameters as shown."""
+    names = param_names.get(benchmark, ())
+    url = links.graph_url(
+        "../index.html",
+        benchmark,
+        env_params=sorted(env_params.get((machine, env_name), {"machine": machine}).items()),
+        param_names=names,
+        params=params,
+        commits=commits,
+        hash_length=hash_length,
+    )
+    if len(names) == len(params):
+        return url, ", ".join(f"{n}={v}" for n, v in zip(names, params, strict=True))
+    return url, ", ".join(params)
+
+
 def _unchecked_section(
     unchecked: Sequence[UncheckedWorkload],
     *,
@@ -493,23 +521,16 @@ def _unchecked_section(
     """Workloads declared ``Unchecked(reason)``: timed, never compared with a reference."""
     rows = []
     for u in unchecked:
-        track = f"{u.benchmark}.{UNCHECKED_TRACK}"
-        names = param_names.get(track, ())
-        url = links.graph_url(
-            "../index.html",
-            track,
-            env_params=sorted(
-                env_params.get((u.machine, u.env_name), {"machine": u.machine}).items()
-            ),
-            param_names=names,
-            params=u.params,
-            commits=(None, u.commit),
+        url, shown = _graph_and_params(
+            f"{u.benchmark}.{UNCHECKED_TRACK}",
+            u.machine,
+            u.env_name,
+            u.params,
+            (None, u.commit),
+            env_params=env_params,
+            param_names=param_names,
             hash_length=hash_length,
         )
-        if len(names) == len(u.params):
-            shown = ", ".join(f"{n}={v}" for n, v in zip(names, u.params, strict=True))
-        else:
-            shown = ", ".join(u.params)
         reason = (
             _esc(u.reason)
             if u.reason is not None
@@ -540,6 +561,81 @@ def _unchecked_section(
     )
 
 
+def _failing_section(
+    groups: Sequence[FailureGroup],
+    *,
+    env_params: Mapping[tuple[str, str], Mapping[str, str]],
+    param_names: Mapping[str, Sequence[str]],
+    hash_length: int,
+    no_error: str,
+) -> str:
+    """Benchmarks that fail at the newest commit (asv's null results), newly failing first."""
+    from jaxbench.render.regressions import WHOLE_ENVIRONMENT_LABEL, failure_group_title
+
+    items: list[str] = []
+    total = 0
+    for group in groups:
+        rows: list[str] = []
+        for f in group.failures:
+            key = f.key
+            url, shown = _graph_and_params(
+                key.benchmark,
+                key.machine,
+                key.env_name,
+                key.params,
+                (f.last_good_commit, f.since_commit),
+                env_params=env_params,
+                param_names=param_names,
+                hash_length=hash_length,
+            )
+            error = (
+                f'<code class="error">{_esc(f.error)}</code>'
+                if f.error is not None
+                else '<span class="no-error">no error text</span>'
+            )
+            rows.append(
+                f'<tr class="failing{" newly" if f.newly else ""}" '
+                f'data-commit="{_esc(f.since_commit)}">'
+                f'<td class="bench"><a href="{_esc(url)}">{_esc(key.benchmark)}</a></td>'
+                f"<td>{_esc(shown)}</td>"
+                f'<td class="num">{f.failed_commits} of {f.measured_commits}</td>'
+                f"<td>{error}</td></tr>"
+            )
+        total += len(rows)
+        whole = (
+            f' <span class="flag broad">{_esc(WHOLE_ENVIRONMENT_LABEL)}</span>'
+            if group.whole_environment
+            else ""
+        )
+        title = failure_group_title(group).replace(
+            group.since_commit[:8], group.since_commit[:hash_length]
+        )
+        items.append(
+            f'<li class="failure-group{" newly" if group.newly else ""}" '
+            f'data-commit="{_esc(group.since_commit)}">'
+            f'<span class="what">{_esc(title)}</span> {_esc(_date(group.date))}: '
+            f"{len(group.failures)} of {group.series_measured} series, {_esc(group.machine)} / "
+            f'<span class="env">{_esc(group.env_name)}</span>{whole}'
+            '<table class="failing"><thead><tr><th>Benchmark</th><th>Parameters</th>'
+            '<th class="num">Failed at (commits)</th><th>Last line of its error</th></tr>'
+            f"</thead><tbody>{''.join(rows)}</tbody></table></li>"
+        )
+    if items:
+        body = f'<ol class="failing">{"".join(items)}</ol>'
+        if no_error:
+            body += f'<p class="no-error-text">{_esc(no_error)}</p>'
+    else:
+        body = '<p class="none">None: every benchmark has a value at the newest commit.</p>'
+    newly = sum(len(g.failures) for g in groups if g.newly)
+    return (
+        f'<section id="failing"><h2>Failing at the newest commit <span class="count">{total}'
+        f'</span></h2><p class="explain">asv recorded no value for these at the newest '
+        f"commit of their machine and environment ({newly} newly failing: they had a value "
+        "before; the rest never had one). No regression can be seen in a figure that is "
+        f"not measured.</p>{body}</section>"
+    )
+
+
 def render_regressions_page(
     regressions: Sequence[Regression],
     summaries: Sequence[EnvSummary],
@@ -553,8 +649,15 @@ def render_regressions_page(
     machine_changes: Sequence[MachineChange] = (),
     unconfirmed: Sequence[Regression] = (),
     unchecked: Sequence[UncheckedWorkload] = (),
+    failing: Sequence[FailureGroup] = (),
+    no_error: str = "",
 ) -> str:
     """The regressions page (``jaxbench/regressions.html``) as HTML text.
+
+    ``failing``: the benchmarks failing at the newest commit
+    (:func:`jaxbench.analyse.failures.failing_groups`), listed first;
+    ``no_error`` says why some have no error text
+    (:func:`jaxbench.render.regressions.no_error_text`).
 
     ``unconfirmed``: the fitted steps that the values do not confirm
     (:mod:`jaxbench.analyse.evidence`), counted under the lede.
@@ -570,13 +673,22 @@ def render_regressions_page(
     by_kind: dict[Kind, list[Regression]] = {}
     for regression in regressions:
         by_kind.setdefault(regression.kind, []).append(regression)
-    toc = "".join(
-        f'<li><a href="#{sec.anchor}">{_esc(sec.title)}</a> '
-        f'<span class="count">{len(by_kind.get(sec.kind, []))}</span></li>'
-        for sec in KIND_SECTIONS
-    ) + (
-        f'<li><a href="#unchecked">Unchecked workloads</a> '
-        f'<span class="count">{len(unchecked)}</span></li>'
+    n_failing = sum(len(g.failures) for g in failing)
+    n_newly = sum(len(g.failures) for g in failing if g.newly)
+    toc = (
+        (
+            '<li><a href="#failing">Failing benchmarks</a> '
+            f'<span class="count">{n_failing}</span></li>'
+        )
+        + "".join(
+            f'<li><a href="#{sec.anchor}">{_esc(sec.title)}</a> '
+            f'<span class="count">{len(by_kind.get(sec.kind, []))}</span></li>'
+            for sec in KIND_SECTIONS
+        )
+        + (
+            f'<li><a href="#unchecked">Unchecked workloads</a> '
+            f'<span class="count">{len(unchecked)}</span></li>'
+        )
     )
     sections: list[str] = []
     for sec in KIND_SECTIONS:
@@ -615,7 +727,13 @@ def render_regressions_page(
         f"<h1>{title}</h1>\n"
         f'<p class="lede">{len(regressions)} regression(s) still present at the newest '
         "commit of their series. Each benchmark links to its asv graph with the step's "
-        "commits highlighted.</p>\n"
+        "commits highlighted."
+        + (
+            f" {n_failing} benchmark(s) fail at the newest commit ({n_newly} newly failing)."
+            if n_failing
+            else ""
+        )
+        + "</p>\n"
         + (
             f'<p class="unconfirmed">{_esc(unconfirmed_summary(unconfirmed))} '
             "asv's own regressions list shows every step of its fit.</p>\n"
@@ -623,6 +741,14 @@ def render_regressions_page(
             else ""
         )
         + f'<ul class="toc">{toc}</ul>\n'
+        + _failing_section(
+            failing,
+            env_params=env_params,
+            param_names=param_names,
+            hash_length=hash_length,
+            no_error=no_error,
+        )
+        + "\n"
         + (
             _events_section(events, machine_changes, hash_length) + "\n"
             if events is not None

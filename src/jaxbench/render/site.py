@@ -47,11 +47,14 @@ from pathlib import Path
 
 from jaxbench.analyse.detect import DEFAULT_DETECTOR, scan
 from jaxbench.analyse.events import group_events
+from jaxbench.analyse.failures import FailureGroup, failing_groups
 from jaxbench.analyse.paired_history import paired_series
 from jaxbench.errors import ResultsError, UsageError
 from jaxbench.render import html
 from jaxbench.render.paired import PAIRED_PAGE, add_paired_nav, render_paired_page
+from jaxbench.render.regressions import no_error_text
 from jaxbench.store.asv_conf import read_asv_conf, thresholds_from_asv_conf
+from jaxbench.store.asv_log import read_asv_log
 from jaxbench.store.benchmarks_json import read_benchmarks_json_or_warn
 from jaxbench.store.checks import read_unchecked, unchecked_workloads
 from jaxbench.store.paired import load_paired
@@ -71,6 +74,8 @@ class PublishOutcome:
     regressions_page: Path
     regressions: int
     asv_output: str
+    #: benchmarks failing at the newest commit, newly failing first
+    failing: tuple[FailureGroup, ...] = ()
 
 
 def _conf_path(conf: Mapping[str, object], key: str, default: str, base: Path) -> Path:
@@ -219,6 +224,7 @@ def publish(
     html_dir: Path | None = None,
     results_dir: Path | None = None,
     detector: str = DEFAULT_DETECTOR,
+    asv_logs: tuple[Path, ...] = (),
 ) -> PublishOutcome:
     """Publish the history of ``config``'s results into its html dir (see module doc)."""
     config = Path(config)
@@ -244,6 +250,7 @@ def publish(
             "re-run 'asv run' for those commits"
         )
     paired_page = _paired_page(results, history.commits(), conf)  # bad files stop here
+    failing = failing_groups(history, read_asv_log(asv_logs).error)
     found, fits = scan(history, thresholds=thresholds_from_asv_conf(config), detector=detector)
     save_fits(history, fits)
     regressions = found.regressions
@@ -261,6 +268,8 @@ def publish(
         machine_changes=found.machine_changes,
         unconfirmed=found.unconfirmed,
         unchecked=unchecked_workloads(history, read_unchecked(results)),
+        failing=failing,
+        no_error=no_error_text([f for g in failing for f in g.failures], asv_logs),
     )
 
     try:
@@ -286,4 +295,5 @@ def publish(
         regressions_page=target / html.REGRESSIONS_PAGE,
         regressions=len(regressions),
         asv_output=output,
+        failing=tuple(failing),
     )

@@ -1,0 +1,195 @@
+"""The error of each failed benchmark, from the output of ``asv run --show-stderr``.
+
+asv's result files keep a failed benchmark as a ``null`` result and nothing
+else: ``Results`` holds ``stderr`` and ``errcode`` in memory only ("stderr
+and errcode are not saved to files", ``asv/results.py``). What is left of
+the error is what ``asv run --show-stderr`` printed, e.g.::
+
+    [ 0.00%] · For project commit 80399b84 <main>:
+    [ 0.00%] ·· Benchmarking virtualenv-py3.11
+    [25.00%] ··· bench.Suite.time_step                               failed
+    [25.00%] ···· For parameters: 1
+                  Traceback (most recent call last):
+                    File "benchmarks/bench.py", line 9, in time_step
+                      raise RuntimeError("Array has been deleted")
+                  RuntimeError: Array has been deleted
+                  asv: benchmark failed (exit status 1)
+
+:func:`read_asv_log` keeps, per commit (asv prints the first 8 characters),
+environment, benchmark and parameter combination, the last line of that
+error: the exception line of the last traceback (``RuntimeError: Array has
+been deleted``), else the last line that says something (``asv: benchmark
+timed out``, ``asv: benchmark failed (exit status -11)``). Lines that are not
+asv's progress output are passed over, so a ``tee`` of a whole CI step works.
+asv cuts a long benchmark name to its end (``...oads.Figures.track_x``); such
+a name answers for the one benchmark of that run whose name ends so.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from jaxbench.errors import UsageError
+from jaxbench.store.results import SeriesKey
+
+__all__ = ["MAX_ERROR_CHARS", "AsvLog", "error_line", "parse_asv_log", "read_asv_log"]
+
+#: An error line longer than this is cut (with "...").
+MAX_ERROR_CHARS = 240
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_PREFIX = re.compile(r"^\[\s*\d+(?:\.\d+)?%\] (·+) ?")
+_COMMIT = re.compile(r"^For .* commit ([0-9a-f]{7,40})\b")
+_BENCHMARKING = re.compile(r"^Benchmarking (\S+)")
+#: ``name   status`` as asv's add_padded prints a result (names always hold a dot)
+#: (asv cuts a long name to its end, behind "...")
+_RESULT = re.compile(r"^((?:\.\.\.)?[\w]*(?:\.[\w]+)+)\s+(\S.*)$")
+_CUT = "..."
+_FAILED = re.compile(r"^(?:\d+/\d+ )?failed$")
+_EXIT = re.compile(r"^asv: benchmark failed \(exit status -?\d+\)$")
+_TABLE = re.compile(r"^[=\-\s]+$")
+_TRACEBACK = "Traceback (most recent call last):"
+_PARAMS = "For parameters: "
+
+
+@dataclass(frozen=True)
+class AsvLog:
+    """Error lines by (commit prefix, environment, benchmark), then by parameters.
+
+    The parameter key is asv's ``', '.join(params)``; None holds the error of a
+    benchmark without parameters (or one whose output named none).
+    """
+
+    errors: dict[tuple[str, str, str], dict[str | None, str]] = field(default_factory=dict)
+    sources: tuple[Path, ...] = ()
+
+    def error(self, key: SeriesKey, commit: str) -> str | None:
+        """The last line of ``key``'s error at ``commit``, or None when the log has none."""
+        by_params = self.errors.get((commit[:8], key.env_name, key.benchmark))
+        if by_params is None:  # a long name that asv cut to its end: one that fits, alone
+            cut = [
+                found
+                for (short, env, bench), found in self.errors.items()
+                if short == commit[:8]
+                and env == key.env_name
+                and bench.startswith(_CUT)
+                and key.benchmark.endswith(bench[len(_CUT) :])
+            ]
+            if len(cut) != 1:
+                return None
+            by_params = cut[0]
+        found = by_params.get(", ".join(key.params)) if key.params else None
+        return found if found is not None else by_params.get(None)
+
+    @property
+    def count(self) -> int:
+        """Error lines held."""
+        return sum(len(v) for v in self.errors.values())
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 3] + "..."
+
+
+def error_line(lines: Sequence[str]) -> str | None:
+    """The last line of one error: the exception line of its last traceback, else
+    the last line that says something."""
+    starts = [i for i, line in enumerate(lines) if line.strip() == _TRACEBACK]
+    if starts:
+        base = _indent(lines[starts[-1]])
+        for line in lines[starts[-1] + 1 :]:
+            if line.strip() and _indent(line) <= base:
+                return _cut(line.strip())
+    said = [line.strip() for line in lines if line.strip() and not _TABLE.match(line)]
+    telling = [s for s in said if not _EXIT.match(s) and s != "failed"]
+    if telling:
+        return _cut(telling[-1])
+    return _cut(said[-1]) if said else None
+
+
+def _errors_of(text: Sequence[str]) -> dict[str | None, str]:
+    """Per parameter combination (``For parameters: ...`` blocks), or one for all."""
+    blocks: dict[str | None, list[str]] = {}
+    current: list[str] | None = None
+    for line in text:
+        if line.strip().startswith(_PARAMS):
+            current = blocks.setdefault(line.strip()[len(_PARAMS) :], [])
+            current.clear()  # the details repeat the stderr block: keep one copy
+            continue
+        if current is not None:
+            current.append(line)
+    if not blocks:
+        blocks[None] = list(text)
+    out: dict[str | None, str] = {}
+    for params, lines in blocks.items():
+        found = error_line(lines)
+        if found is not None:
+            out[params] = found
+    return out
+
+
+def parse_asv_log(lines: Iterable[str], source: Path | None = None) -> AsvLog:
+    """The errors in the output of ``asv run --show-stderr`` (see module doc)."""
+    errors: dict[tuple[str, str, str], dict[str | None, str]] = {}
+    commit = env = ""
+    bench: str | None = None
+    body: list[str] = []
+    column = 0
+
+    def close() -> None:
+        if bench is not None and commit and env:
+            found = _errors_of(body)
+            if found:
+                errors.setdefault((commit, env, bench), {}).update(found)
+
+    for raw in lines:
+        line = _ANSI.sub("", raw.rstrip("\n").rstrip("\r"))
+        match = _PREFIX.match(line)
+        if match is None:
+            if bench is not None:
+                body.append(line[column:] if not line[:column].strip() else line.lstrip())
+            continue
+        column = match.end()
+        depth, text = len(match.group(1)), line[column:].rstrip()
+        if depth <= 2:
+            close()
+            bench, body = None, []
+            if (found := _COMMIT.match(text)) is not None:
+                commit, env = found.group(1)[:8], ""
+            elif (found := _BENCHMARKING.match(text)) is not None:
+                env = found.group(1)
+            continue
+        result = _RESULT.match(text) if depth == 3 else None
+        if result is not None:
+            close()
+            failed = _FAILED.match(result.group(2).strip()) is not None
+            bench, body = (result.group(1), []) if failed else (None, [])
+            continue
+        if bench is not None:
+            body.append(text)
+    close()
+    return AsvLog(errors, (source,) if source is not None else ())
+
+
+def read_asv_log(paths: Sequence[Path]) -> AsvLog:
+    """The errors of every log in ``paths`` (a later log wins for the same run)."""
+    merged: dict[tuple[str, str, str], dict[str | None, str]] = {}
+    for path in paths:
+        try:
+            with path.open(encoding="utf-8", errors="replace") as handle:
+                log = parse_asv_log(handle, path)
+        except OSError as exc:
+            raise UsageError(
+                f"--asv-log {path}: cannot read it ({exc.strerror or exc}); pass the file "
+                "that holds the output of 'asv run --show-stderr'"
+            ) from None
+        for ident, by_params in log.errors.items():
+            merged.setdefault(ident, {}).update(by_params)
+    return AsvLog(merged, tuple(paths))
