@@ -109,6 +109,8 @@ class Figures:
     skip: str = ""
     #: Why there is no accuracy figure (a workload declared Unchecked), or "".
     unchecked: str = ""
+    #: Why there are no work figures (a jit=False function that cannot lower), or "".
+    no_work: str = ""
 
 
 # --- workload resolution (imports jax only when called) -----------------------
@@ -238,7 +240,13 @@ def _figures_for(suite: str, params: tuple[Any, ...]) -> Figures:
         work_backend=measured.platform,
         failure=measured.failure,
         unchecked=unchecked,
+        no_work="" if measured.compiled is not None else _no_work_reason(measured.warnings),
     )
+
+
+def _no_work_reason(warnings: Sequence[str]) -> str:
+    found = [line for line in warnings if "work figures" in line]
+    return found[0] if found else ""
 
 
 def _float(value: object) -> float | None:
@@ -406,6 +414,8 @@ def jax_suite(
 
         def _work(self, figure: str) -> float:
             value = self._figures.work.get(figure)
+            if value is None and self._figures.no_work:
+                raise _skip_now(self._figures.no_work)
             if value is None:
                 backend = self._figures.work_backend or "this backend"
                 raise _skip_now(f"{figure} is not reported by XLA on {backend}")
