@@ -1,30 +1,42 @@
-"""The README's "Benchmark your own code" examples run as a user would run them.
+"""The README's suite examples run as a user would run them.
 
-Every ```python block whose first line is ``# benchmarks/NAME.py`` is written
-to a fresh project's ``benchmarks/`` folder; then, from that folder's
-parent, the README's own command (``jaxbench report --workload
-benchmarks.NAME:make_workload --param ...``) must print a checked report, and
-asv_runner must discover the classes the module makes.
+Every ```python block whose first line is ``# benchmarks/NAME.py`` (indented
+too: the layer example of "Adopt jaxbench") is written to a fresh project's
+``benchmarks/`` folder, beside a ``tinyjax`` module with the ``layer`` the
+example imports; then, from that folder's parent, the README's own command
+(``jaxbench report --workload benchmarks.NAME:FACTORY --param ...``) must
+print a checked report, asv_runner must discover the classes the module
+makes, and a real ``asv run`` (``--python=same``, in a git repository of the
+project) must record every example's warm time, accuracy and work.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
 
+from e2e_repo import git
+
 README = Path(__file__).resolve().parents[1] / "README.md"
-BLOCK = re.compile(r"```python\n(# benchmarks/(\w+)\.py\n.*?)```", re.DOTALL)
+BLOCK = re.compile(
+    r"^( *)```python\n\1(# benchmarks/(\w+)\.py\n.*?)^\1```", re.DOTALL | re.MULTILINE
+)
+#: The package the layer example benchmarks (the README's throw-away ``tinyjax``).
+TINYJAX = "import jax.numpy as jnp\n\n\ndef layer(x, w):\n    return jnp.tanh(x @ w)\n"
 
 
 def examples() -> dict[str, str]:
-    found = {name: code for code, name in BLOCK.findall(README.read_text(encoding="utf-8"))}
-    assert {"my_model", "my_training"} <= set(found), "the README's examples moved"
+    text = README.read_text(encoding="utf-8")
+    found = {name: textwrap.dedent(indent + code) for indent, code, name in BLOCK.findall(text)}
+    assert {"my_model", "my_training", "layer"} <= set(found), "the README's examples moved"
     return found
 
 
@@ -35,25 +47,30 @@ def project(tmp_path: Path) -> Path:
     (bench / "__init__.py").write_text("")
     for name, code in examples().items():
         (bench / f"{name}.py").write_text(code)
+    (tmp_path / "tinyjax.py").write_text(TINYJAX)
     return tmp_path
 
 
+def _env(project: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS" and not k.startswith("ASV")}
+    return {**env, "JAX_PLATFORMS": "cpu", "PYTHONPATH": str(project)}
+
+
 @pytest.mark.parametrize(
-    ("module", "batch", "kind", "label"),
+    ("module", "factory", "param", "kind", "label"),
     [
-        ("my_model", 32, "numpy", "predict-batch=32"),
-        ("my_training", 64, "float64", "train_step-batch=64"),
+        ("my_model", "make_workload", "batch=32", "numpy", "predict-batch=32"),
+        ("my_training", "make_workload", "batch=64", "float64", "train_step-batch=64"),
+        ("layer", "layer_workload", "rows=64", "numpy", "layer-rows=64"),
     ],
 )
 def test_the_readme_example_reports(
-    project: Path, module: str, batch: int, kind: str, label: str
+    project: Path, module: str, factory: str, param: str, kind: str, label: str
 ) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
     done = subprocess.run(
         [sys.executable, "-m", "jaxbench", "report", "--repeats", "3",
-         "--workload", f"benchmarks.{module}:make_workload", "--param", f"batch={batch}"],
-        capture_output=True, text=True, cwd=project, env={**env, "JAX_PLATFORMS": "cpu"},
-        check=False,
+         "--workload", f"benchmarks.{module}:{factory}", "--param", param],
+        capture_output=True, text=True, cwd=project, env=_env(project), check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""  # no warning: nothing captured
@@ -71,11 +88,52 @@ def test_asv_discovers_the_readme_suites(project: Path) -> None:
     )
     done = subprocess.run(
         [sys.executable, "-c", script, str(project / "benchmarks")],
-        capture_output=True, text=True, cwd=project, check=False,
+        capture_output=True, text=True, cwd=project, env=_env(project), check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     names = set(json.loads(done.stdout))
-    for suite in ("my_model.Predict", "my_training.TrainStep"):
+    for suite in ("my_model.Predict", "my_training.TrainStep", "layer.Layer"):
         assert f"{suite}.time_warm" in names
         assert f"{suite}Figures.track_tolerance_used" in names
         assert f"{suite}Figures.track_workload_peak_rss_bytes" in names
+
+
+@pytest.mark.e2e
+def test_every_readme_example_under_a_real_asv_run(project: Path, tmp_path: Path) -> None:
+    conf = {
+        "version": 1, "project": "readme", "repo": ".", "branches": ["HEAD"],
+        "environment_type": "existing", "benchmark_dir": "benchmarks",
+        "results_dir": "results", "html_dir": "html", "launch_method": "forkserver",
+    }  # fmt: skip
+    (project / "asv.conf.json").write_text(json.dumps(conf))
+    git(project, "init", "-q")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "the README's suites")
+    commit = git(project, "rev-parse", "HEAD")
+    home = tmp_path / "home"
+    home.mkdir()
+    # the project's tinyjax, as if installed (asv drops PYTHONPATH, keeps ASV_PYTHONPATH)
+    env = {**_env(project), "HOME": str(home), "JAXBENCH_MACHINE": "readme-box",
+           "ASV_PYTHONPATH": str(project)}  # fmt: skip
+    asv = [sys.executable, "-m", "asv"]
+    subprocess.run([*asv, "machine", "--yes", "--machine", "readme-box"], cwd=project, env=env,
+                   capture_output=True, check=True)  # fmt: skip
+    done = subprocess.run(
+        [*asv, "run", "--python=same", "--quick", "--show-stderr", "--set-commit-hash", commit,
+         "--machine", "readme-box", "-b", r"time_warm|track_tolerance_used|track_work_flops"],
+        cwd=project, env=env, capture_output=True, text=True, timeout=900, check=False,
+    )  # fmt: skip
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output[-3000:]  # was: my_training's figures failed (exit 2)
+    assert "Array has been deleted" not in output
+    (result_file,) = (p for p in (project / "results" / "readme-box").glob("*.json")
+                      if p.name != "machine.json")  # fmt: skip
+    results = json.loads(result_file.read_text())["results"]
+    suites = {"my_model.Predict": 2, "my_training.TrainStep": 1, "layer.Layer": 1}
+    for suite, combos in suites.items():
+        for name in ("time_warm", "track_tolerance_used", "track_work_flops"):
+            full = f"{suite}Figures.{name}" if name.startswith("track") else f"{suite}.{name}"
+            values = results[full][0]
+            assert len(values) == combos, full
+            assert all(v is not None and not math.isnan(v) and v >= 0 for v in values), full
+        assert all(v <= 1 for v in results[f"{suite}Figures.track_tolerance_used"][0])
