@@ -260,3 +260,23 @@ def test_every_figure_method_is_named_by_kinds_and_has_a_kind() -> None:
     assert kinds.Kind.OTHER not in {kinds.kind_of(f"s.KindCheckFigures.{m}") for m in methods}
     assert kinds.kind_of("s.KindCheckFigures.track_workload_peak_rss_bytes") is kinds.Kind.MEMORY
     assert getattr(timed, "repeat") == kinds.REPEAT  # noqa: B009 (set by jax_suite)
+
+
+def test_a_raising_workload_shows_the_users_traceback_in_time_warm_only(bench_dir: Path) -> None:
+    from jaxbench.errors import WorkloadError
+
+    with pytest.raises(WorkloadError) as timed:
+        _run_timed(bench_dir, "Raises.time_warm")
+    assert isinstance(timed.value.__cause__, ValueError)  # the user's traceback: here, once
+    with pytest.raises(WorkloadError) as other:
+        _run_timed(bench_dir, "Raises.peakmem_call")
+    assert other.value.__cause__ is None
+    assert other.value.__suppress_context__
+    assert str(other.value).endswith(
+        "broken model code; fix fn, its inputs or their placement "
+        "(the traceback: Raises.time_warm's output)"
+    )
+    with pytest.raises(RuntimeError) as figure:  # every figure: the figures cache's one line
+        _run_figure(bench_dir, "RaisesFigures.track_workload_peak_rss_bytes")
+    assert figure.value.__cause__ is None
+    assert "broken model code" in str(figure.value)

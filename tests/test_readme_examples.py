@@ -5,12 +5,15 @@ Every ```python block, in README.md or a page of docs/, whose first line is
 to a fresh project's ``benchmarks/`` folder; then, from that folder's
 parent, the README's own command (``jaxbench report --workload
 benchmarks.NAME:make_workload --param ...``) must print a checked report, and
-asv_runner must discover the classes the module makes.
+asv_runner must discover the classes the module makes, and a real ``asv run``
+(``--python=same``, in a git repository of the project) must record every
+example's warm time, accuracy and work.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import subprocess
@@ -18,6 +21,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from e2e_repo import git
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -55,6 +60,11 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
+def _env(project: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS" and not k.startswith("ASV")}
+    return {**env, "JAX_PLATFORMS": "cpu", "PYTHONPATH": str(project)}
+
+
 @pytest.mark.parametrize(
     ("module", "factory", "param", "kind", "label"),
     [
@@ -67,12 +77,10 @@ def project(tmp_path: Path) -> Path:
 def test_the_readme_example_reports(
     project: Path, module: str, factory: str, param: str, kind: str, label: str
 ) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
     done = subprocess.run(
         [sys.executable, "-m", "jaxbench", "report", "--repeats", "3",
          "--workload", f"benchmarks.{module}:{factory}", "--param", param],
-        capture_output=True, text=True, cwd=project, env={**env, "JAX_PLATFORMS": "cpu"},
-        check=False,
+        capture_output=True, text=True, cwd=project, env=_env(project), check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""  # no warning: nothing captured
@@ -90,7 +98,7 @@ def test_asv_discovers_the_readme_suites(project: Path) -> None:
     )
     done = subprocess.run(
         [sys.executable, "-c", script, str(project / "benchmarks")],
-        capture_output=True, text=True, cwd=project, check=False,
+        capture_output=True, text=True, cwd=project, env=_env(project), check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     names = set(json.loads(done.stdout))
@@ -98,3 +106,49 @@ def test_asv_discovers_the_readme_suites(project: Path) -> None:
         assert f"{suite}.time_warm" in names
         assert f"{suite}Figures.track_tolerance_used" in names
         assert f"{suite}Figures.track_workload_peak_rss_bytes" in names
+
+
+@pytest.mark.e2e
+def test_every_readme_example_under_a_real_asv_run(project: Path, tmp_path: Path) -> None:
+    conf = {
+        "version": 1, "project": "readme", "repo": ".", "branches": ["HEAD"],
+        "environment_type": "existing", "benchmark_dir": "benchmarks",
+        "results_dir": "results", "html_dir": "html", "launch_method": "forkserver",
+    }  # fmt: skip
+    (project / "asv.conf.json").write_text(json.dumps(conf))
+    git(project, "init", "-q")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "the README's suites")
+    commit = git(project, "rev-parse", "HEAD")
+    home = tmp_path / "home"
+    home.mkdir()
+    # the project's tinyjax, as if installed (asv drops PYTHONPATH, keeps ASV_PYTHONPATH)
+    env = {**_env(project), "HOME": str(home), "JAXBENCH_MACHINE": "readme-box",
+           "ASV_PYTHONPATH": str(project)}  # fmt: skip
+    asv = [sys.executable, "-m", "asv"]
+    subprocess.run([*asv, "machine", "--yes", "--machine", "readme-box"], cwd=project, env=env,
+                   capture_output=True, check=True)  # fmt: skip
+    done = subprocess.run(
+        [*asv, "run", "--python=same", "--quick", "--show-stderr", "--set-commit-hash", commit,
+         "--machine", "readme-box", "-b", r"time_warm|track_tolerance_used|track_work_flops"],
+        cwd=project, env=env, capture_output=True, text=True, timeout=900, check=False,
+    )  # fmt: skip
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output[-3000:]  # was: my_training's figures failed (exit 2)
+    assert "Array has been deleted" not in output
+    (result_file,) = (p for p in (project / "results" / "readme-box").glob("*.json")
+                      if p.name != "machine.json")  # fmt: skip
+    results = json.loads(result_file.read_text())["results"]
+    suites = {
+        "my_model.Predict": 2,
+        "my_training.TrainStep": 1,
+        "layer.Layer": 1,
+        "my_first.Softmax": 1,
+    }
+    for suite, combos in suites.items():
+        for name in ("time_warm", "track_tolerance_used", "track_work_flops"):
+            full = f"{suite}Figures.{name}" if name.startswith("track") else f"{suite}.{name}"
+            values = results[full][0]
+            assert len(values) == combos, full
+            assert all(v is not None and not math.isnan(v) and v >= 0 for v in values), full
+        assert all(v <= 1 for v in results[f"{suite}Figures.track_tolerance_used"][0])

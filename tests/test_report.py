@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import statistics
+from typing import Any
 
+import numpy as np
 import pytest
 
-from jaxbench.measure import protocol, report, workloads
+from jaxbench.measure import Workload, protocol, report, workloads
 
 LESSON_KEYS = {
     "backend", "jax", "numpy", "python", "input_shape", "weight_shape", "dtype", "boundary",
@@ -37,7 +40,7 @@ class FakeClock:
 def test_default_report_has_the_lessons_contract() -> None:
     data = report.to_dict(protocol.measure(workloads.get("predict")))
     assert set(data) == LESSON_KEYS | OUR_KEYS
-    assert data["format"] == report.REPORT_FORMAT == 2
+    assert data["format"] == report.REPORT_FORMAT == 3
     assert data["workload"] == "predict"
     assert data["input_shape"] == [64, 32]
     assert data["weight_shape"] == [32, 16]
@@ -87,6 +90,30 @@ def test_more_rows_is_another_labelled_contract() -> None:
     assert data["weight_shape"] == [32, 16]
     assert data["output_shapes"] == {"/": [96, 16]}
     assert len(data["warm_samples_seconds"]) == 2
+
+
+def test_a_user_workload_has_no_lesson_shapes_its_inputs_describe_it() -> None:
+    # the README's predict(params, x): params' leaves sort first (/args/0/b1, /args/0/w1)
+    def inputs(rng: np.random.Generator) -> tuple[Any, ...]:
+        params = {"w1": rng.normal(size=(32, 64)).astype(np.float32),
+                  "b1": np.zeros(64, np.float32)}  # fmt: skip
+        return params, rng.normal(size=(256, 32)).astype(np.float32)
+
+    workload = Workload(
+        name="user", fn=lambda p, x: x @ p["w1"] + p["b1"], inputs=inputs,
+        reference=lambda p, x: x @ p["w1"] + p["b1"], atol=1e-4, rtol=1e-4,
+    )  # fmt: skip
+    data = report.to_dict(protocol.measure(workload, repeats=2))
+    assert set(data) == (LESSON_KEYS | OUR_KEYS) - {"input_shape", "weight_shape", "dtype"}
+    assert data["inputs"] == {
+        "/args/0/b1": {"shape": [64], "dtype": "float32"},
+        "/args/0/w1": {"shape": [32, 64], "dtype": "float32"},
+        "/args/1": {"shape": [256, 32], "dtype": "float32"},
+    }
+    # the lesson's own, with another fn, is a user workload too
+    other = dataclasses.replace(workloads.get("predict"), fn=workloads.energy)
+    assert not workloads.is_lesson(other)
+    assert workloads.is_lesson(workloads.get("sharded"))
 
 
 @pytest.mark.parametrize(

@@ -153,3 +153,20 @@ def test_float64_doubles_the_bytes_not_the_flops(predict_figures: WorkFigures) -
     assert f64["bytes_accessed"] == 2 * f32["bytes_accessed"]
     assert f64["peak_memory_bytes"] == 2 * f32["peak_memory_bytes"]
     assert f64["op_histogram"] == dict(f32["op_histogram"])
+
+
+def test_on_the_cpu_xlas_peak_leaves_the_temporaries_out() -> None:
+    # docs/timing.md "XLA's memory figures": the figures are XLA's own, and on the
+    # CPU peak_memory_in_bytes is argument + output - alias, temp not in it
+    x = jnp.ones((256, 256), jnp.float32)
+    chain = jax.jit(lambda x, w: jnp.tanh(jnp.tanh(x @ w) @ w) @ w.T).trace(x, x)
+    step = jax.jit(lambda x, w: (x - 0.1 * jnp.tanh(x @ w) @ w, jnp.sum(x)), donate_argnums=0)
+    for traced in (chain, step.trace(x, x)):
+        compiled = traced.lower().compile()
+        memory = compiled.memory_analysis()
+        figures = work_figures(compiled)
+        assert figures.peak_memory_source == PEAK_REPORTED
+        assert figures.temp_bytes == memory.temp_size_in_bytes > 0
+        parts = memory.argument_size_in_bytes + memory.output_size_in_bytes
+        assert figures.peak_memory_bytes == parts - memory.alias_size_in_bytes
+    assert memory.alias_size_in_bytes > 0  # the donating step reuses its input

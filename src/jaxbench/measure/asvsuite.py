@@ -109,6 +109,8 @@ class Figures:
     skip: str = ""
     #: Why there is no accuracy figure (a workload declared Unchecked), or "".
     unchecked: str = ""
+    #: Why there are no work figures (a jit=False function that cannot lower), or "".
+    no_work: str = ""
 
 
 # --- workload resolution (imports jax only when called) -----------------------
@@ -238,7 +240,13 @@ def _figures_for(suite: str, params: tuple[Any, ...]) -> Figures:
         work_backend=measured.platform,
         failure=measured.failure,
         unchecked=unchecked,
+        no_work="" if measured.compiled is not None else _no_work_reason(measured.warnings),
     )
+
+
+def _no_work_reason(warnings: Sequence[str]) -> str:
+    found = [line for line in warnings if "work figures" in line]
+    return found[0] if found else ""
 
 
 def _float(value: object) -> float | None:
@@ -273,11 +281,19 @@ def _lookup(cache: Mapping[Any, Figures | str], suite: str, params: tuple[Any, .
     found = cache.get((suite, params))
     if found is None:  # a suite from another benchmark module: measure it here
         found = _figures_for(suite, params)
-    if isinstance(found, str):
+    if isinstance(found, str):  # one line: the traceback is in time_warm's output
         raise RuntimeError(found)
     if found.skip:
         raise _skip(found.skip)
     return found
+
+
+def _brief(exc: JaxbenchError, suite: str) -> JaxbenchError:
+    """``exc`` without the user's traceback: ``time_warm`` shows it, once per suite."""
+    if exc.__cause__ is None:
+        return exc
+    name = suite.rsplit(":", 1)[-1]
+    return type(exc)(f"{exc} (the traceback: {name}.time_warm's output)")
 
 
 def _skip_now(reason: str) -> BaseException:
@@ -301,6 +317,8 @@ def _workload_memory(suite: str, params: tuple[Any, ...], figure: str) -> float:
         memory = protocol.workload_memory(_make_workload(suite, params))
     except TooFewDevices as exc:
         raise _skip_now(str(exc)) from None
+    except JaxbenchError as exc:
+        raise _brief(exc, suite) from None
     value = getattr(memory, figure)
     if value is None:
         raise _skip_now(f"{figure} is not reported on {jax.default_backend()}")
@@ -349,11 +367,15 @@ def jax_suite(
         # warm-up, which is never a sample.
         _bound: tuple[Any, ...] | None = None
 
-        def _bind(self, p: tuple[Any, ...]) -> None:
+        def _bind(self, p: tuple[Any, ...], *, traceback: bool = False) -> None:
             try:
                 prepared = _prepare(suite, p)
             except NotImplementedError as exc:
                 raise _skip_now(str(exc)) from None
+            except JaxbenchError as exc:
+                if traceback:
+                    raise
+                raise _brief(exc, suite) from None
             self._prepared = prepared
             self._call = prepared.call
             self._block = prepared.block
@@ -365,7 +387,7 @@ def jax_suite(
 
         def time_warm(self, *p: Any) -> None:
             if self._bound != p:
-                self._bind(p)
+                self._bind(p, traceback=True)  # the user's traceback: here, once
             self._block(self._call())
 
         def peakmem_call(self, *p: Any) -> None:
@@ -406,6 +428,8 @@ def jax_suite(
 
         def _work(self, figure: str) -> float:
             value = self._figures.work.get(figure)
+            if value is None and self._figures.no_work:
+                raise _skip_now(self._figures.no_work)
             if value is None:
                 backend = self._figures.work_backend or "this backend"
                 raise _skip_now(f"{figure} is not reported by XLA on {backend}")

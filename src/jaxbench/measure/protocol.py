@@ -27,10 +27,11 @@ from pathlib import Path
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from jaxbench.errors import ReferenceMismatch, UsageError, WorkloadError
-from jaxbench.measure import reference
+from jaxbench.measure import pytrees, reference
 from jaxbench.measure.timing import (
     Caller,
     Clock,
@@ -38,7 +39,6 @@ from jaxbench.measure.timing import (
     JitOptions,
     Placed,
     compile_count,
-    dynamic,
     first_call,
     handle_only_seconds,
     place,
@@ -67,8 +67,13 @@ WARMUP_CALLS = 3
 
 
 def host_result(output: Any) -> Any:
-    """The output pytree as host NumPy arrays (after the clock has stopped)."""
-    return jax.tree_util.tree_map(np.asarray, output)
+    """The output pytree as host NumPy arrays (after the clock has stopped).
+
+    Leaves that are not arrays (a string, a function: static outputs) stay as they are.
+    """
+    return jax.tree_util.tree_map(
+        lambda leaf: np.asarray(leaf) if pytrees.is_array(leaf) else leaf, output
+    )
 
 
 def versions() -> dict[str, str]:
@@ -94,7 +99,7 @@ def _enable_x64() -> Any:
 
 
 def _widen(leaf: Any) -> Any:
-    if isinstance(leaf, np.ndarray | np.generic) and np.issubdtype(leaf.dtype, np.floating):
+    if isinstance(leaf, np.ndarray | np.generic) and jnp.issubdtype(leaf.dtype, jnp.floating):
         return np.asarray(leaf, dtype=np.float64)
     return leaf
 
@@ -108,9 +113,12 @@ def _float64_output(workload: Workload, host: Args) -> Any:
     kwargs = {
         k: v if k in static else jax.tree_util.tree_map(_widen, v) for k, v in host.kwargs.items()
     }
-    options = JitOptions(workload.jit, workload.static_argnums, workload.static_argnames)
+    options = JitOptions(
+        workload.jit, workload.static_argnums, workload.static_argnames, label=workload.label
+    )
     with _enable_x64(), jax.default_device(jax.devices("cpu")[0]):
-        return host_result(options.wrap(workload.fn)(*args, **kwargs))
+        fn = options.wrap(workload.fn, Args(args, kwargs))
+        return host_result(fn(*args, **kwargs))
 
 
 def expected_output(workload: Workload, host: Args) -> Any:
@@ -178,13 +186,19 @@ def captured_constants(workload: Workload, call: Args) -> list[str]:
     """
     if not workload.jit:
         return []
-    statics = {k: v for k, v in call.kwargs.items() if k in workload.static_argnames}
-    dyn_kwargs = {k: v for k, v in call.kwargs.items() if k not in statics}
-    fn = functools.partial(workload.fn, **statics) if statics else workload.fn
+    options = JitOptions.of(workload)
     try:
-        closed = jax.make_jaxpr(fn, static_argnums=workload.static_argnums)(
-            *call.args, **dyn_kwargs
-        )
+        wrapped = options.wrap(workload.fn, call)
+        if isinstance(wrapped, pytrees.FilteredJit):
+            static, donated, kept = wrapped.split(call.args, call.kwargs)
+            closed = jax.make_jaxpr(functools.partial(wrapped._inner, static))(donated, kept)
+        else:
+            statics = {k: v for k, v in call.kwargs.items() if k in workload.static_argnames}
+            dyn_kwargs = {k: v for k, v in call.kwargs.items() if k not in statics}
+            fn = functools.partial(workload.fn, **statics) if statics else workload.fn
+            closed = jax.make_jaxpr(fn, static_argnums=workload.static_argnums)(
+                *call.args, **dyn_kwargs
+            )
     except Exception:  # the first call reports the real error
         return []
     found = []
@@ -201,6 +215,65 @@ def captured_constants(workload: Workload, call: Args) -> list[str]:
         "(jax issues #10596, #23479). Pass them as arguments instead: return them from "
         "inputs(rng) and take them as parameters of fn"
     ]
+
+
+# --- jit=False: the work of a function that jits itself -------------------------------
+
+
+def lower_as_given(workload: Workload, call: Args) -> tuple[Any, list[str]]:
+    """A ``jit=False`` workload's compiled program, for XLA's work figures, and why not.
+
+    ``fn.trace(...).lower().compile()`` (``jax.jit``, ``nnx.jit``) or
+    ``fn.lower(...).compile()`` (``eqx.filter_jit``) on the call's arguments,
+    run before the call (a function that donates its arguments deletes them).
+    Returns ``(None, [])`` for a ``jit=True`` workload (the harness compiles
+    it), and ``(None, [warning])`` when the work figures cannot be had.
+    """
+    if workload.jit:
+        return None, []
+    fn = workload.fn
+    name = getattr(fn, "__qualname__", type(fn).__name__)
+    skipped = "so XLA's work figures (track_work_*, the report's work) are skipped"
+    try:
+        if hasattr(fn, "trace"):
+            lowered = fn.trace(*call.args, **call.kwargs).lower()
+        elif hasattr(fn, "lower"):
+            lowered = fn.lower(*call.args, **call.kwargs)
+        else:
+            return None, [
+                f"{workload.label}: jit=False and fn ({name}) has no .trace or .lower (it "
+                f"is not a jax.jit, eqx.filter_jit or nnx.jit function), {skipped}; "
+                "the times still count"
+            ]
+        compiled = pytrees.to_xla_compiled(lowered.compile())
+    except Exception as exc:
+        return None, [
+            f"{workload.label}: jit=False and lowering fn ({name}) on the inputs raised "
+            f"{type(exc).__name__}: {_first_line(exc)}; {skipped}"
+        ]
+    if compiled is None:
+        return None, [
+            f"{workload.label}: jit=False and fn ({name}).lower(...).compile() gave no "
+            f"jax.stages.Compiled, {skipped}"
+        ]
+    return compiled, []
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else ""
+
+
+def _not_donated_by_fn(workload: Workload, call: Args) -> None:
+    """A ``jit=False`` function that donates its own arguments needs ``carry``."""
+    tree = {"args": call.args, "kwargs": dict(call.kwargs)}
+    for path, leaf in jax.tree_util.tree_flatten_with_path(tree)[0]:
+        if isinstance(leaf, jax.Array) and leaf.is_deleted():
+            raise WorkloadError(
+                f"{workload.label}: the first call deleted input {pytrees.path_text(path)} "
+                "(fn donates it), so the next call would get a deleted array; give "
+                "carry=(args, output) -> next args that threads the state"
+            )
 
 
 # --- preparation (shared by the report and the asv helper) --------------------------
@@ -245,12 +318,15 @@ def prepare(
     warnings = captured_constants(workload, call_args)
     options = JitOptions.of(workload)
     if fresh:
+        given, note = lower_as_given(workload, call_args)  # before the call: it may donate
+        warnings.extend(note)
         stages, fn, compiled, output = first_call(
             workload.fn, call_args, options=options, clock=clock
         )
+        compiled = compiled if compiled is not None else given
     else:
         stages, compiled = None, None
-        fn = options.wrap(workload.fn)
+        fn = options.wrap(workload.fn, call_args)
         try:
             output = fn(*call_args.args, **call_args.kwargs)
             jax.block_until_ready(output)
@@ -262,7 +338,9 @@ def prepare(
             ) from exc
     accuracy = _compare(workload, output, expected, raising=True)
     next_args = call_args
-    if workload.carry is not None:
+    if workload.carry is None:
+        _not_donated_by_fn(workload, call_args)
+    else:
         next_args = as_args(workload.carry(call_args, output), f"{workload.label}: carry")
     call = Caller(fn, next_args, workload.carry)
     block: Callable[[Any], Any] = jax.block_until_ready
@@ -370,8 +448,10 @@ def measure(
 
 def _finite(workload: Workload, output: Any) -> None:
     for path, leaf in reference.leaves(host_result(output)):
+        if not pytrees.is_array(leaf):
+            continue
         leaf = np.asarray(leaf)
-        if np.issubdtype(leaf.dtype, np.inexact) and not np.all(np.isfinite(leaf)):
+        if jnp.issubdtype(leaf.dtype, jnp.inexact) and not np.all(np.isfinite(leaf)):
             raise ReferenceMismatch(
                 f"{workload.label} output {path}: non-finite values after the warm calls; "
                 "the threaded state diverged: fix the step or its inputs"
@@ -382,7 +462,7 @@ def first_output(workload: Workload) -> Any:
     """The output of one call on the seeded inputs, as host arrays (to record a golden file)."""
     placed = place(workload)
     call_args = placed.call_args
-    fn = JitOptions.of(workload).wrap(workload.fn)
+    fn = JitOptions.of(workload).wrap(workload.fn, call_args)
     return host_result(fn(*call_args.args, **call_args.kwargs))
 
 
@@ -407,15 +487,12 @@ def figures(workload: Workload) -> Figures:
     placed = place(workload)
     call_args = placed.call_args
     warnings = captured_constants(workload, call_args)
-    stages, fn, compiled, output = first_call(
+    given, note = lower_as_given(workload, call_args)  # before the call: it may donate
+    warnings.extend(note)
+    stages, _fn, compiled, output = first_call(
         workload.fn, call_args, options=JitOptions.of(workload)
     )
-    if compiled is None and hasattr(fn, "trace"):  # jit=False on a jitted function
-        run = dynamic(call_args, (), ())
-        try:
-            compiled = fn.trace(*run.args, **run.kwargs).lower().compile()
-        except Exception:  # the work figures are skipped, the times still count
-            compiled = None
+    compiled = compiled if compiled is not None else given
     failure = ""
     accuracy = None
     try:

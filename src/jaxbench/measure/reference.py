@@ -75,6 +75,18 @@ def _tolerance(value: float | Mapping[str, float], path: str, name: str) -> floa
     )
 
 
+def _numeric(leaf: Any) -> bool:
+    """An array or number (compared with tolerances), not a static leaf (a string, a function)."""
+    return isinstance(leaf, np.ndarray | np.generic | jax.Array | bool | int | float | complex)
+
+
+def _same_static(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:  # an == that does not give one truth value
+        return a is b
+
+
 def _exact(dtype: np.dtype[Any]) -> bool:
     return bool(np.issubdtype(dtype, np.integer) or np.issubdtype(dtype, np.bool_))
 
@@ -100,6 +112,8 @@ def measure(
     """
     got = flat(result)
     want = flat(reference)
+    if isinstance(reference, FlatTree):  # a golden file holds the array leaves only
+        got = {path: leaf for path, leaf in got.items() if _numeric(leaf) or path in want}
     if got.keys() != want.keys():
         raise ReferenceMismatch(
             f"{workload}: output leaves {sorted(got)} differ from the reference's "
@@ -108,9 +122,16 @@ def measure(
     worst_abs = 0.0
     worst_used = 0.0
     for path in sorted(want):
+        where = f"{workload} output {path}"
+        if not (_numeric(got[path]) and _numeric(want[path])):
+            if not _same_static(got[path], want[path]):
+                raise ReferenceMismatch(
+                    f"{where}: {got[path]!r} differs from the reference's {want[path]!r} "
+                    "(a leaf that is not an array is compared with ==)"
+                )
+            continue
         actual = np.asarray(got[path])
         expected = np.asarray(want[path])
-        where = f"{workload} output {path}"
         if actual.shape != expected.shape:
             raise ReferenceMismatch(
                 f"{where}: shape {actual.shape} differs from the reference's {expected.shape}; "
@@ -209,7 +230,9 @@ def check(
 def golden_bytes(output: Any) -> bytes:
     """An ``.npz`` of ``output``'s leaves, one array per leaf path."""
     buffer = io.BytesIO()
-    arrays: dict[str, Any] = {path: np.asarray(leaf) for path, leaf in leaves(output)}
+    arrays: dict[str, Any] = {
+        path: np.asarray(leaf) for path, leaf in leaves(output) if _numeric(leaf)
+    }
     np.savez(buffer, **arrays)
     return buffer.getvalue()
 

@@ -18,6 +18,11 @@ Format history:
   static and donated arguments, carry); ``params``; ``work`` (XLA's figures,
   null for jit=False); ``warnings`` (e.g. captured constants). A jit=False
   workload's breakdown has null trace, lower and compile.
+* 3 -- the lesson's ``input_shape``, ``weight_shape`` and ``dtype`` (x's
+  shape, w's shape, x's dtype) only in the report of a lesson workload;
+  another workload's inputs are described by ``inputs`` alone (format 2
+  gave the shapes of its first two input leaves, in path order, under the
+  lesson's names).
 """
 
 from __future__ import annotations
@@ -27,10 +32,11 @@ from typing import Any
 
 from jaxbench.analyse.kinds import WORK_FIGURES
 from jaxbench.measure.protocol import Measurement, reference_summary
+from jaxbench.measure.workloads import is_lesson
 
 __all__ = ["BOUNDARY", "REPORT_FORMAT", "to_dict"]
 
-REPORT_FORMAT = 2
+REPORT_FORMAT = 3
 BOUNDARY = "input already placed; call plus output synchronization"
 
 
@@ -44,12 +50,17 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
+def _lesson_keys(inputs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The lesson's keys: x (``/args/0``) and w (``/args/1``)."""
+    x, w = inputs
+    return {"input_shape": x["shape"], "weight_shape": w["shape"], "dtype": x["dtype"]}
+
+
 def to_dict(measurement: Measurement) -> dict[str, Any]:
     """The report of one measurement, as JSON-ready data."""
     workload = measurement.workload
     stages = measurement.first_call
     samples = list(measurement.warm_samples)
-    inputs = list(measurement.inputs.values())
     accuracy = measurement.accuracy
     work = measurement.work
     return {
@@ -64,9 +75,7 @@ def to_dict(measurement: Measurement) -> dict[str, Any]:
         "jaxlib": measurement.versions["jaxlib"],
         "numpy": measurement.versions["numpy"],
         "python": measurement.versions["python"],
-        "input_shape": inputs[0]["shape"] if inputs else None,
-        "weight_shape": inputs[1]["shape"] if len(inputs) > 1 else None,
-        "dtype": inputs[0]["dtype"] if inputs else None,
+        **(_lesson_keys(list(measurement.inputs.values())) if is_lesson(workload) else {}),
         "inputs": measurement.inputs,
         "call": {
             "jit": workload.jit,

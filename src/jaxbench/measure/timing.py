@@ -19,6 +19,7 @@ Clocks are injectable (any ``() -> float`` in seconds) so tests can drive them.
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -27,9 +28,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import jax
-import numpy as np
 
 from jaxbench.errors import JaxbenchError, TooFewDevices, WorkloadError
+from jaxbench.measure import pytrees
 from jaxbench.measure.workloads import Args, Workload, as_args
 
 __all__ = [
@@ -122,10 +123,6 @@ class Placed:
         return Args(self.args, self.kwargs)
 
 
-def _is_array(leaf: Any) -> bool:
-    return isinstance(leaf, np.ndarray | np.generic | jax.Array)
-
-
 def _spec_for(placement: Any, key: int | str) -> Any:
     """One argument's placement spec from the workload's ``placement``."""
     if isinstance(placement, Mapping):
@@ -151,11 +148,17 @@ def _target(spec: Any, devices: tuple[jax.Device, ...], label: str) -> Any:
 def place(workload: Workload, device: Any | None = None) -> Placed:
     """Put the workload's seeded inputs on their devices and wait for them.
 
-    Array leaves (NumPy arrays and scalars, jax arrays, PRNG keys) are placed
-    with ``jax.device_put`` on the argument's device or sharding; static
-    arguments and Python scalars are passed as they are.
+    Array leaves (NumPy arrays and scalars, jax arrays, PRNG keys) are copied
+    with ``jax.device_put(..., may_alias=False)`` onto the argument's device
+    or sharding: buffers of this call sequence's own, so that donating them
+    never deletes an array the user's ``inputs`` returned (``jax.device_put``
+    of an array already on that device is otherwise the same buffer). Static
+    arguments and other leaves (Python scalars, functions, strings) are
+    passed as they are. ``host`` is a private host copy (NumPy) for the
+    reference. An array that a donated argument shares with another input is
+    a :class:`WorkloadError` naming both leaves.
     """
-    host = workload.host_args()
+    built = workload.host_args()
     available = tuple(jax.devices())
     if len(available) < workload.devices:
         raise TooFewDevices(
@@ -163,22 +166,31 @@ def place(workload: Workload, device: Any | None = None) -> Placed:
             "set XLA_FLAGS=--xla_force_host_platform_device_count="
             f"{workload.devices} before jax starts"
         )
+    twice = pytrees.donated_twice(built.args, built.kwargs, workload.donate_argnums)
+    if twice is not None:
+        raise WorkloadError(
+            f"{workload.label}: inputs {twice[0]} and {twice[1]} are the same array and "
+            f"donate_argnums={workload.donate_argnums} donates it: XLA cannot donate a buffer "
+            "that the same call gets twice; return a copy for one of them (x.copy())"
+        )
     devices = available[: workload.devices]
     if device is not None:
         devices = (device, *devices[1:])
     static = set(workload.static_argnums) | set(workload.static_argnames)
+    memo: dict[int, Any] = {}
 
     def put(key: int | str, value: Any) -> Any:
         if key in static:
             return value
-        target = _target(_spec_for(workload.placement, key), devices, workload.label)
-        return jax.tree_util.tree_map(
-            lambda leaf: jax.device_put(leaf, target) if _is_array(leaf) else leaf, value
-        )
+        spec = _spec_for(workload.placement, key)
+        target = _target(spec, devices, workload.label)
+        # no placement asked for: a jax array the user placed (sharded) stays where it is
+        keep = spec is None and device is None
+        return pytrees.device_copies(value, target, memo, keep_placed=keep)
 
-    args = tuple(put(i, value) for i, value in enumerate(host.args))
-    kwargs = {name: put(name, value) for name, value in host.kwargs.items()}
-    jax.block_until_ready((args, kwargs))
+    args = tuple(put(i, value) for i, value in enumerate(built.args))
+    kwargs = {name: put(name, value) for name, value in built.kwargs.items()}
+    jax.block_until_ready(pytrees.partition((args, kwargs))[0])
     used = {
         d
         for leaf in jax.tree_util.tree_leaves((args, kwargs))
@@ -189,7 +201,7 @@ def place(workload: Workload, device: Any | None = None) -> Placed:
     return Placed(
         args=args,
         kwargs=kwargs,
-        host=host,
+        host=Args(*pytrees.host_copy((built.args, dict(built.kwargs)))),
         backend=str(first),
         platform=first.platform,
         device_count=max(len(used), 1),
@@ -240,6 +252,26 @@ def _disable_persistent_cache() -> None:
 
 
 @dataclass(frozen=True)
+class Lowerable:
+    """What jax's AOT API is given for one call: ``target.trace(*args.args, **args.kwargs)``.
+
+    ``static_argnums``/``static_argnames`` are those of ``target`` (dropped
+    from the compiled executable's arguments); ``finish`` turns the
+    executable's output into ``fn``'s (static output leaves put back).
+    """
+
+    target: Any
+    args: Args
+    static_argnums: tuple[int, ...]
+    static_argnames: tuple[str, ...]
+    finish: Callable[[Any], Any]
+
+
+def _same(output: Any) -> Any:
+    return output
+
+
+@dataclass(frozen=True)
 class JitOptions:
     """How the harness calls ``fn``: jitted with these options, or as it is."""
 
@@ -247,22 +279,62 @@ class JitOptions:
     static_argnums: tuple[int, ...] = ()
     static_argnames: tuple[str, ...] = ()
     donate_argnums: tuple[int, ...] = ()
+    label: str = "fn"
 
     @classmethod
     def of(cls, workload: Workload) -> JitOptions:
         return cls(
-            workload.jit, workload.static_argnums, workload.static_argnames, workload.donate_argnums
+            workload.jit,
+            workload.static_argnums,
+            workload.static_argnames,
+            workload.donate_argnums,
+            workload.label,
         )
 
-    def wrap(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+    def wrap(self, fn: Callable[..., Any], call: Args | None = None) -> Callable[..., Any]:
+        """``fn`` as the harness calls it: ``jax.jit`` with the options, ``fn`` itself
+        (``jit=False``), or a :class:`~jaxbench.measure.pytrees.FilteredJit` where
+        ``call`` (the call's arguments) or the output has leaves that are not
+        arrays (an equinox module's activation, a string): those are static.
+        """
         if not self.jit:
             return fn
-        return jax.jit(
+        jitted = jax.jit(
             fn,
             static_argnums=self.static_argnums,
             static_argnames=self.static_argnames,
             donate_argnums=self.donate_argnums,
         )
+        if call is None:
+            return jitted
+        run = dynamic(call, self.static_argnums, self.static_argnames)
+        if not pytrees.has_static_leaves((run.args, dict(run.kwargs))):
+            try:  # a trace (jax caches it for the call): are the outputs all arrays?
+                jitted.trace(*call.args, **call.kwargs)
+                return jitted
+            except Exception as exc:
+                if not isinstance(exc, TypeError) or "not a valid JAX type" not in str(exc):
+                    return jitted  # the call itself reports the real error
+        return pytrees.FilteredJit(
+            fn,
+            static_argnums=self.static_argnums,
+            static_argnames=self.static_argnames,
+            donate_argnums=self.donate_argnums,
+            label=self.label,
+        )
+
+    def lowerable(self, wrapped: Callable[..., Any], call: Args) -> Lowerable:
+        """What jax's AOT API gets for ``wrapped`` (from :meth:`wrap`) called on ``call``."""
+        if isinstance(wrapped, pytrees.FilteredJit):
+            static, donated, kept = wrapped.split(call.args, call.kwargs)
+            return Lowerable(
+                wrapped.jitted,
+                Args((static, donated, kept)),
+                (0,),
+                (),
+                functools.partial(wrapped.finish, static),
+            )
+        return Lowerable(wrapped, call, self.static_argnums, self.static_argnames, _same)
 
 
 def first_call(
@@ -300,8 +372,8 @@ def _first_call(
     fn: Callable[..., Any], call: Args, options: JitOptions, clock: Clock
 ) -> tuple[FirstCall, Any, Any, Any]:
     _disable_persistent_cache()
+    jitted = options.wrap(fn, call)
     jax.clear_caches()
-    jitted = options.wrap(fn)
     if not options.jit:
         with compile_events() as compiles:
             t0 = clock()
@@ -309,16 +381,17 @@ def _first_call(
             jax.block_until_ready(output)
             t1 = clock()
         return FirstCall(None, None, None, t1 - t0, compiles.count), fn, None, output
+    aot = options.lowerable(jitted, call)
     with compile_events() as compiles:
         t0 = clock()
-        traced = jitted.trace(*call.args, **call.kwargs)  # type: ignore[attr-defined]
+        traced = aot.target.trace(*aot.args.args, **aot.args.kwargs)
         t1 = clock()
         lowered = traced.lower()
         t2 = clock()
         compiled = lowered.compile()
         t3 = clock()
-        run = dynamic(call, options.static_argnums, options.static_argnames)
-        output = compiled(*run.args, **run.kwargs)
+        run = dynamic(aot.args, aot.static_argnums, aot.static_argnames)
+        output = aot.finish(compiled(*run.args, **run.kwargs))
         jax.block_until_ready(output)
         t4 = clock()
     if compiles.count < 1:

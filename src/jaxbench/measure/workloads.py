@@ -293,6 +293,12 @@ def lesson(name: str, rows: int = DEFAULT_ROWS, devices: int = 1) -> Workload:
     )
 
 
+def is_lesson(workload: Workload) -> bool:
+    """Whether ``workload`` is one of the lesson's: its inputs are the lesson's (x, w)."""
+    entry = _LESSON.get(workload.name)
+    return entry is not None and workload.fn is entry[1]
+
+
 def names() -> tuple[str, ...]:
     """The lesson's workload names, in a stable order."""
     return tuple(_LESSON)

@@ -1,0 +1,198 @@
+"""The conformance corpus (``tests/corpus/idioms.py``) through both measuring paths, as a table.
+
+For every idiom:
+
+* **report**: ``jaxbench report --workload idioms:make --param idiom=NAME``
+  (the CLI's ``main``, in this process): warm median, first call, reference
+  kind, whether XLA's work figures are in the report, its warnings;
+* **asv**: the figures class through asv_runner's ``do_setup_cache`` /
+  ``set_cache`` / ``do_setup`` / ``do_run`` (``track_first_call_seconds``,
+  ``track_tolerance_used``, ``track_work_flops``) and the timed class's
+  ``time_warm`` through asv_runner's own timing loop (a few samples).
+
+An idiom listed in ``FAILS`` must fail in both paths with its one-line
+message. The sharded idiom needs 4 devices: on the CPU this script sets
+``XLA_FLAGS=--xla_force_host_platform_device_count=4`` before jax starts.
+
+Run: ``.venv/bin/python bench/corpus_table.py [--json FILE] [--only a,b]``;
+exit 0 when every idiom passed both paths, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+CORPUS = Path(__file__).resolve().parents[1] / "tests" / "corpus"
+FIGURE_TRACKS = ("track_first_call_seconds", "track_tolerance_used", "track_work_flops")
+
+
+def _report(idiom: str, repeats: int) -> dict[str, Any]:
+    from jaxbench import cli
+
+    err = io.StringIO()
+    with tempfile.TemporaryDirectory() as tmp:
+        target = Path(tmp) / "report.json"
+        argv = ["report", "--workload", "idioms:make", "--param", f"idiom={idiom}",
+                "--repeats", str(repeats), "--output", str(target)]  # fmt: skip
+        with contextlib.redirect_stderr(err):
+            status = cli.main(argv)
+        data = json.loads(target.read_text()) if status == 0 else None
+    return {"status": status, "data": data, "stderr": err.getvalue()}
+
+
+def _asv(idiom: str, cache: Any) -> dict[str, Any]:
+    import idioms
+    from asv_runner.discovery import get_benchmark_from_name
+
+    suite = idioms.suite_name(idiom)
+    out: dict[str, Any] = {}
+    for track in FIGURE_TRACKS:
+        benchmark = get_benchmark_from_name(str(CORPUS), f"idioms.{suite}Figures.{track}")
+        benchmark.set_cache(cache)
+        try:
+            skip = benchmark.do_setup()
+            out[track] = None if skip else benchmark.do_run()
+        except Exception as exc:  # recorded per figure, as asv records a failed benchmark
+            out[track] = f"{type(exc).__name__}: {exc}"
+        finally:
+            benchmark.do_teardown()
+    timed = get_benchmark_from_name(str(CORPUS), f"idioms.{suite}.time_warm")
+    timed.set_cache(None)
+    timed.repeat, timed.number, timed.warmup_time = 3, 5, 0.0
+    try:
+        timed.do_setup()
+        result = timed.do_run()
+        out["time_warm"] = statistics.median(result["samples"])
+        timed.do_teardown()
+    except Exception as exc:
+        out["time_warm"] = f"{type(exc).__name__}: {exc}"
+    return out
+
+
+def _figures_cache() -> Any:
+    import idioms
+    from asv_runner.discovery import get_benchmark_from_name
+
+    first = idioms.suite_name(next(iter(idioms.IDIOMS)))
+    benchmark = get_benchmark_from_name(str(CORPUS), f"idioms.{first}Figures.track_work_flops")
+    return benchmark.do_setup_cache()
+
+
+def _seconds(value: Any) -> str:
+    from jaxbench.render.units import format_value
+
+    return format_value(value, "seconds") if isinstance(value, float) else "-"
+
+
+def run(only: list[str], repeats: int) -> list[dict[str, Any]]:
+    sys.path.insert(0, str(CORPUS))
+    import idioms
+
+    names = [*idioms.IDIOMS, *idioms.FAILS]
+    names = [n for n in names if not only or n in only]
+    cache = _figures_cache()
+    rows = []
+    for name in names:
+        report = _report(name, repeats)
+        asv = _asv(name, cache)
+        data = report["data"] or {}
+        row: dict[str, Any] = {
+            "idiom": name,
+            "report_status": report["status"],
+            "report_stderr": report["stderr"].strip(),
+            "warm": data.get("warm_median_seconds"),
+            "first_call": data.get("first_call_seconds"),
+            "reference": (data.get("reference") or {}).get("kind"),
+            "work": data.get("work") is not None,
+            "warnings": data.get("warnings", []),
+            "asv": asv,
+        }
+        row["passed"] = _passed(row, idioms)
+        rows.append(row)
+    return rows
+
+
+def _passed(row: dict[str, Any], idioms: Any) -> bool:
+    name, asv = row["idiom"], row["asv"]
+    if name in idioms.FAILS:
+        message = idioms.FAILS[name][1]
+        return (
+            row["report_status"] == 2
+            and message in row["report_stderr"]
+            and "Traceback" not in row["report_stderr"]
+            and all(message in str(v) for v in asv.values())
+        )
+    if "devices," in row["report_stderr"] and "available" in row["report_stderr"]:
+        row["skipped"] = True  # too few devices here (the sharded idiom on one GPU)
+        return row["report_status"] == 2 and all(
+            v is None or str(v).startswith("SkipNotImplemented") for v in asv.values()
+        )
+    skipped = asv["time_warm"] is None  # too few devices: asv records a skip
+    work_ok = isinstance(asv["track_work_flops"], float) == (name not in idioms.NO_WORK)
+    return (
+        row["report_status"] == 0
+        and row["work"] == (name not in idioms.NO_WORK)
+        and (skipped or isinstance(asv["time_warm"], float))
+        and isinstance(asv["track_first_call_seconds"], float)
+        and isinstance(asv["track_tolerance_used"], float)
+        and asv["track_tolerance_used"] <= 1.0
+        and work_ok
+    )
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    head = ("idiom", "warm", "first call", "reference", "work", "asv warm", "asv", "result")
+    lines = [head]
+    for row in rows:
+        asv = row["asv"]
+        failed = sum(isinstance(v, str) and not v.startswith("SkipNotImplemented")
+                     for v in asv.values())  # fmt: skip
+        skipped = sum(v is None or str(v).startswith("SkipNotImplemented") for v in asv.values())
+        asv_state = "failed" if failed else f"ok, {skipped} skipped" if skipped else "ok"
+        lines.append((
+            row["idiom"],
+            _seconds(row["warm"]),
+            _seconds(row["first_call"]),
+            row["reference"] or "-",
+            "yes" if row["work"] else "no",
+            _seconds(asv.get("time_warm")),
+            asv_state,
+            ("skip" if row.get("skipped") else "pass") if row["passed"] else "FAIL",
+        ))  # fmt: skip
+    widths = [max(len(str(line[i])) for line in lines) for i in range(len(head))]
+    return "\n".join(
+        "  ".join(str(cell).ljust(width) for cell, width in zip(line, widths, strict=True))
+        for line in lines
+    )
+
+
+def main() -> int:
+    os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=4")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--json", type=Path, help="also write the rows here")
+    parser.add_argument("--only", default="", help="comma-separated idioms (default: all)")
+    parser.add_argument("--repeats", type=int, default=5, help="the report's warm samples")
+    args = parser.parse_args()
+    rows = run([n for n in args.only.split(",") if n], args.repeats)
+    print(table(rows))
+    for row in rows:
+        for line in row["warnings"]:
+            print(f"{row['idiom']}: warning: {line}")
+        if row["idiom"] in {"same_array_twice_donated"}:
+            print(f"{row['idiom']}: {row['report_stderr']}")
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2, default=str) + "\n")
+    return 0 if all(row["passed"] for row in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
