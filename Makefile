@@ -20,7 +20,7 @@ PORT    ?= 8080
 
 export JAXBENCH_MACHINE := $(MACHINE)
 
-.PHONY: all setup bench measure paired publish regressions preview test lint typecheck unit clean
+.PHONY: all setup bench measure paired publish regressions preview test test-fast lint typecheck unit clean
 
 all: test
 
@@ -68,7 +68,17 @@ preview: publish
 	$(BIN)/python -m http.server --bind 127.0.0.1 --directory html $(PORT)
 
 # --- the tests -----------------------------------------------------------------------
+# pytest's processes (pytest-xdist): one group of tests (a module, or an
+# xdist_group) per process at a time, the end-to-end ones first. TEST_WORKERS=0
+# runs them in this one process.
+TEST_WORKERS ?= 2
+PYTEST_PARALLEL := $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder)
+
 test: setup lint typecheck unit
+
+# The development loop: the unit tests without the end-to-end, browser and slow ones.
+test-fast: $(BIN)/.installed
+	$(BIN)/python -m pytest -q $(PYTEST_PARALLEL) -m "not e2e and not browser and not slow"
 
 lint: setup
 	$(BIN)/ruff check src tests benchmarks bench
@@ -78,7 +88,7 @@ typecheck: $(BIN)/.installed
 	$(BIN)/mypy
 
 unit: setup
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q $(PYTEST_PARALLEL)
 
 clean:
 	rm -rf html .asv build dist

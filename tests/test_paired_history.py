@@ -30,6 +30,9 @@ from e2e_repo import git
 from jaxbench.analyse.paired_history import chain_series
 from jaxbench.store.paired import load_paired
 
+#: a real pair-history over six commits (~30 s, once for the module)
+pytestmark = pytest.mark.slow
+
 MACHINE = "m1"
 ENV = "virtualenv-py3.11"
 BENCH = "bench.Work.time_work"
