@@ -68,11 +68,11 @@ preview: publish
 	$(BIN)/python -m http.server --bind 127.0.0.1 --directory html $(PORT)
 
 # --- the tests -----------------------------------------------------------------------
-# pytest's processes (pytest-xdist): one group of tests (a module, or an
-# xdist_group) per process at a time, the end-to-end ones first. TEST_WORKERS=0
+# pytest's processes (pytest-xdist): each test module in one process (its
+# module-scoped fixtures run once), the end-to-end ones handed out first. TEST_WORKERS=0
 # runs them in this one process.
 TEST_WORKERS ?= 2
-PYTEST_PARALLEL := $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder)
+PYTEST_PARALLEL := $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
 
 test: setup lint typecheck unit
 

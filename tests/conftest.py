@@ -170,9 +170,10 @@ def private_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 # --- parallel runs (pytest-xdist) ----------------------------------------------------------
 
-#: The order in which a parallel run hands out its groups of tests: the long
-#: ones first (end-to-end, then slow unit tests), so that no worker starts one
-#: while the other is finishing (a group is a module, or one ``xdist_group``).
+#: The order in which a parallel run (``--dist loadfile``: a module's tests on
+#: one worker, so a module-scoped fixture runs once) hands out its modules: the
+#: long ones first (end-to-end, then slow unit tests), so that no worker starts
+#: one while the other is finishing.
 COST_ORDER = ("e2e", "slow")
 
 
@@ -184,24 +185,14 @@ def cost_rank(item: pytest.Item) -> int:
     )
 
 
-@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """In a pytest-xdist worker: one group per module, handed out long first.
+    """In a pytest-xdist worker, the tests long first (:func:`cost_rank`, stable).
 
-    ``--dist loadgroup`` keeps an ``xdist_group`` on one worker but spreads
-    every other test on its own, so a module-scoped fixture (an asv run of
-    minutes) would run once in each worker: a test without a group of its own
-    gets its module's. The order is :func:`cost_rank`'s (stable): xdist sends
-    groups in the order its workers collected them (``make test`` passes
-    ``--no-loadscope-reorder``: its own reordering counts tests, not their
-    cost). A plain, serial run keeps the files' order. Runs before xdist's own
-    hook, which reads the groups."""
-    if not hasattr(config, "workerinput"):
-        return
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
-    items.sort(key=cost_rank)
+    xdist sends the modules in the order its workers collected them (``make
+    test`` passes ``--no-loadscope-reorder``: its own reordering counts tests,
+    not their cost). A plain, serial run keeps the files' order."""
+    if hasattr(config, "workerinput"):
+        items.sort(key=cost_rank)
 
 
 # --- browser tests: a skip is loud, and a failure under CI ----------------------------

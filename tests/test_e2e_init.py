@@ -337,9 +337,9 @@ def test_the_written_workflows_pass_actionlint_and_zizmor(adopted: Adopted) -> N
 # --- a flat layout with another build backend -----------------------------------------------
 
 
-# Not a group of its own, though it needs no `adopted`: both build jaxbench's wheel from
-# this checkout (init's `jaxbench @ file://` requirement), and two builds at once collide
-# in its build/ folder. The module stays on one pytest-xdist worker.
+# In this module, though it needs no `adopted`: both build jaxbench's wheel from this
+# checkout (init's `jaxbench @ file://` requirement), and two builds at once collide in
+# its build/ folder. A parallel run (--dist loadfile) keeps a module on one worker.
 def test_a_flat_hatchling_package_builds_installs_and_runs(tmp_path: Path) -> None:
     repo = make_flat_package(tmp_path / "flatjax")
     done = jaxbench(repo.root, "init", "--jax", JAX)
@@ -366,8 +366,6 @@ def test_a_flat_hatchling_package_builds_installs_and_runs(tmp_path: Path) -> No
     assert re.search(r"starter\.Starter\.time_warm\s+ok\s*$", out, re.MULTILINE), out[-4000:]
 
 
-# Its own group: a parallel run may give it to the other worker (it builds nothing).
-@pytest.mark.xdist_group("e2e_init_pip")
 def test_pip_resolves_the_jax_a_project_would_get(tmp_path: Path) -> None:
     """Where jax is not installed, init asks pip what the project resolves to."""
     from jaxbench.scaffold import sources

@@ -152,7 +152,7 @@ def test_ab_writes_asv_results_that_compare_paired_flags(
     # the slower warm time is suggestive after 4 rounds, so it gets 4 more;
     # Broken failed on the head side and is not looked at again
     assert "second look (4 more rounds) for 1 of 2 benchmark(s)" in done.stderr
-    assert "round 8/8 done" in done.stderr
+    assert "jaxbench ab: round 8/8 (100 %)" in done.stderr
 
     head_file = asv_writer.root / "m1" / f"{HEAD[:8]}-virtualenv-py3.11.json"
     points = {p.key.benchmark: p for p in load_result_file(head_file)}
