@@ -22,7 +22,7 @@ ASV_LOG := .asv/asv-run.log
 
 export JAXBENCH_MACHINE := $(MACHINE)
 
-.PHONY: all setup bench measure paired publish regressions preview docs docs-serve test lint typecheck unit clean
+.PHONY: all setup bench measure paired publish regressions preview docs docs-serve test test-fast lint typecheck unit clean
 
 all: test
 
@@ -82,7 +82,17 @@ docs-serve: $(BIN)/.installed
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --strict --dev-addr 127.0.0.1:$(PORT)
 
 # --- the tests -----------------------------------------------------------------------
+# pytest's processes (pytest-xdist): each test module in one process (its
+# module-scoped fixtures run once), the end-to-end ones handed out first. TEST_WORKERS=0
+# runs them in this one process.
+TEST_WORKERS ?= 2
+PYTEST_PARALLEL := $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
+
 test: setup lint typecheck unit
+
+# The development loop: the unit tests without the end-to-end, browser and slow ones.
+test-fast: $(BIN)/.installed
+	$(BIN)/python -m pytest -q $(PYTEST_PARALLEL) -m "not e2e and not browser and not slow"
 
 lint: setup
 	$(BIN)/ruff check src tests benchmarks bench
@@ -92,7 +102,7 @@ typecheck: $(BIN)/.installed
 	$(BIN)/mypy
 
 unit: setup
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q $(PYTEST_PARALLEL)
 
 clean:
 	rm -rf html .asv build dist

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime
 import os
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -148,6 +148,72 @@ def asv_writer(tmp_path: Path) -> AsvResultsWriter:
 def pvlib_results() -> Path:
     """The real pvlib asv history (format-1 result files, 1059 of them)."""
     return PVLIB_RESULTS
+
+
+# --- one HOME per test process ---------------------------------------------------------
+
+
+def private_home_environ(home: Path, environ: Mapping[str, str]) -> dict[str, str]:
+    """The variables that give a process the private HOME ``home`` and keep the user's caches.
+
+    asv keeps its machines in ``~/.asv-machine.json`` and every ``asv machine``
+    or ``jaxbench machine`` reads and rewrites it whole: two test processes
+    (pytest-xdist workers) writing it at once lose each other's entries or read
+    half a file. With its own HOME each process has its own machine file,
+    and the tests never touch the user's. pip's wheel cache, virtualenv's app
+    data and git's configuration stay the user's (the same cache for every
+    virtualenv built, warm or not).
+    """
+    from platformdirs import user_cache_dir
+
+    user = Path(environ.get("HOME") or Path.home())
+    kept = {
+        "PIP_CACHE_DIR": environ.get("PIP_CACHE_DIR") or user_cache_dir("pip", appauthor=False),
+        "XDG_CACHE_HOME": environ.get("XDG_CACHE_HOME") or str(user / ".cache"),
+        "XDG_DATA_HOME": environ.get("XDG_DATA_HOME") or str(user / ".local" / "share"),
+        "XDG_CONFIG_HOME": environ.get("XDG_CONFIG_HOME") or str(user / ".config"),
+    }
+    gitconfig = environ.get("GIT_CONFIG_GLOBAL") or str(user / ".gitconfig")
+    if Path(gitconfig).is_file():
+        kept["GIT_CONFIG_GLOBAL"] = gitconfig
+    return {"HOME": str(home), **kept}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """This test process's own HOME (see :func:`private_home_environ`), for the session."""
+    home = tmp_path_factory.mktemp("home")
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in private_home_environ(home, os.environ).items():
+            patch.setenv(name, value)
+        yield home
+
+
+# --- parallel runs (pytest-xdist) ----------------------------------------------------------
+
+#: The order in which a parallel run (``--dist loadfile``: a module's tests on
+#: one worker, so a module-scoped fixture runs once) hands out its modules: the
+#: long ones first (end-to-end, then slow unit tests), so that no worker starts
+#: one while the other is finishing.
+COST_ORDER = ("e2e", "slow")
+
+
+def cost_rank(item: pytest.Item) -> int:
+    """0 for end-to-end tests, 1 for slow ones, 2 for the rest (see :data:`COST_ORDER`)."""
+    return next(
+        (rank for rank, name in enumerate(COST_ORDER) if item.get_closest_marker(name)),
+        len(COST_ORDER),
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """In a pytest-xdist worker, the tests long first (:func:`cost_rank`, stable).
+
+    xdist sends the modules in the order its workers collected them (``make
+    test`` passes ``--no-loadscope-reorder``: its own reordering counts tests,
+    not their cost). A plain, serial run keeps the files' order."""
+    if hasattr(config, "workerinput"):
+        items.sort(key=cost_rank)
 
 
 # --- browser tests: a skip is loud, and a failure under CI ----------------------------

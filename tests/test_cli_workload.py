@@ -89,6 +89,7 @@ def test_a_user_workload_with_parameters_is_reported(project: Path) -> None:
     assert data["work"]["flops"] > 0
 
 
+@pytest.mark.slow
 def test_golden_is_recorded_once_then_checked(project: Path) -> None:
     args = ("--workload", "user_bench:make", "--param", "reference=golden")
     missing = jaxbench(*args, cwd=project)

@@ -337,6 +337,9 @@ def test_the_written_workflows_pass_actionlint_and_zizmor(adopted: Adopted) -> N
 # --- a flat layout with another build backend -----------------------------------------------
 
 
+# In this module, though it needs no `adopted`: both build jaxbench's wheel from this
+# checkout (init's `jaxbench @ file://` requirement), and two builds at once collide in
+# its build/ folder. A parallel run (--dist loadfile) keeps a module on one worker.
 def test_a_flat_hatchling_package_builds_installs_and_runs(tmp_path: Path) -> None:
     repo = make_flat_package(tmp_path / "flatjax")
     done = jaxbench(repo.root, "init", "--jax", JAX)

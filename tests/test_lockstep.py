@@ -104,6 +104,7 @@ def test_round_cpus_rotate_over_the_allowed_cpus() -> None:
     assert round_cpus(len(allowed), 0) == ()
 
 
+@pytest.mark.slow
 def test_lockstep_samples_both_sides_and_keeps_a_failing_side_apart(tmp_path: Path) -> None:
     base = Side("base", sys.executable, _suite(tmp_path / "base" / "suite_b"))
     head = Side("head", sys.executable, _suite(tmp_path / "head" / "suite_h", off=0.5))
@@ -123,6 +124,7 @@ def test_lockstep_samples_both_sides_and_keeps_a_failing_side_apart(tmp_path: Pa
     assert "ReferenceMismatch" in h.failure
 
 
+@pytest.mark.slow
 def test_ab_writes_asv_results_that_compare_paired_flags(
     tmp_path: Path, asv_writer: AsvResultsWriter
 ) -> None:
@@ -150,7 +152,7 @@ def test_ab_writes_asv_results_that_compare_paired_flags(
     # the slower warm time is suggestive after 4 rounds, so it gets 4 more;
     # Broken failed on the head side and is not looked at again
     assert "second look (4 more rounds) for 1 of 2 benchmark(s)" in done.stderr
-    assert "round 8/8 done" in done.stderr
+    assert "jaxbench ab: round 8/8 (100 %)" in done.stderr
 
     head_file = asv_writer.root / "m1" / f"{HEAD[:8]}-virtualenv-py3.11.json"
     points = {p.key.benchmark: p for p in load_result_file(head_file)}
@@ -227,6 +229,7 @@ STUCK = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_a_side_that_hangs_is_killed_at_the_benchmarks_timeout(tmp_path: Path) -> None:
     for side, sleep in (("base", 0.001), ("head", 1000)):
         root = tmp_path / side / "benchmarks"
@@ -375,6 +378,7 @@ def test_no_second_look_when_no_item_asks(tmp_path: Path) -> None:
     assert len({pid for _, pid in (line.split() for line in log.read_text().splitlines())}) == 4
 
 
+@pytest.mark.slow
 def test_ab_alone_writes_machine_json_and_compare_reads_the_directory(tmp_path: Path) -> None:
     _pid_suite(tmp_path / "base", 0.0005)
     _pid_suite(tmp_path / "head", 0.002)
@@ -449,6 +453,7 @@ CACHED = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flag", [[], ["--no-compile-cache"]])
 def test_ab_rounds_share_one_jax_compilation_cache_removed_at_the_end(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flag: list[str]

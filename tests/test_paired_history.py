@@ -16,10 +16,12 @@ five pairs.
 from __future__ import annotations
 
 import datetime
+import importlib.util
 import json
 import shutil
 import subprocess
 import sys
+import types
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +31,9 @@ from conftest import AsvResultsWriter
 from e2e_repo import git
 from jaxbench.analyse.paired_history import chain_series
 from jaxbench.store.paired import load_paired
+
+#: a real pair-history over six commits (~30 s, once for the module)
+pytestmark = pytest.mark.slow
 
 MACHINE = "m1"
 ENV = "virtualenv-py3.11"
@@ -281,3 +286,35 @@ def test_an_unknown_commit_is_one_line_exit_2(measured: Measured) -> None:
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert "git rev-parse" in done.stderr
+
+
+def _bench_cost() -> types.ModuleType:
+    path = Path(__file__).resolve().parents[1] / "bench" / "bench_cost.py"
+    spec = importlib.util.spec_from_file_location("bench_cost", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_cost"] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_bench_cost_reads_each_pairs_time_from_the_real_log(measured: Measured) -> None:
+    cost = _bench_cost()
+    pairs = cost.pair_times(measured.pair_log)
+    assert len(pairs) == 5, measured.pair_log
+    assert all(p.seconds > 0 for p in pairs)
+    first = f"{measured.commits[0][:8]}..{measured.commits[1][:8]}"
+    assert pairs[0].name == f"  pair {first} [{ENV}]"
+    steps = [
+        cost.Step("environments", 30.0),
+        cost.Step("asv run c1", 50.0),
+        cost.Step("pairs", 60.0),
+        *pairs,
+        cost.Step("publish", 10.0),
+    ]
+    table = cost.format_breakdown(steps)
+    assert table.splitlines()[-1] == "whole job / its asv run alone: 1.88x"  # 150 / 80
+    assert f"  pair {first} [{ENV}]" in table
+    whole = next(line for line in table.splitlines() if line.startswith("whole job "))
+    assert whole.split()[-2:] == ["150.0", "100.0%"]

@@ -455,6 +455,7 @@ def _two_looks(rng: np.random.Generator, shift: float, sd: float) -> tuple[float
     return p1, two_look_p_value(p1, p2)
 
 
+@pytest.mark.slow
 def test_two_looks_keep_the_false_alarm_rate_and_find_what_one_look_misses() -> None:
     """Simulated per-round log ratios: under no change, the two-look p-value is below
     0.01 in about 1 % of 4,000 pairs, as one look; a step one look of 10 rounds
@@ -500,6 +501,7 @@ def _ab_looks(rng: np.random.Generator, shift: float, sd: float) -> tuple[float,
     return paired_p_value(rounds), again
 
 
+@pytest.mark.slow
 def test_ab_second_look_keeps_the_plain_p_value_valid_and_the_power_of_all_rounds() -> None:
     """Under no change, compare's plain p-value of ab's two looks is at or below u in
     at most about u of 10,000 simulated warm times, at every u (so it can join a

@@ -71,6 +71,7 @@ from jaxbench.lockstep.coordinator import (
     list_benchmarks,
     run_lockstep_suite,
 )
+from jaxbench.render.progress import Progress
 from jaxbench.store.asv_results import load_or_new, save_atomic
 from jaxbench.store.machine import check_name, probe, write_machine
 
@@ -256,6 +257,7 @@ def run(args: argparse.Namespace) -> int:
 
     started = datetime.datetime.now(datetime.UTC)
     clock = time.perf_counter()
+    progress = Progress("jaxbench ab", args.rounds, 1, label="round")
     with tempfile.TemporaryDirectory(prefix="jaxbench-ab-jax-cache-") as cache:
         shared = compile_cache_environ(cache, os.environ) if args.compile_cache else ()
         outcomes = run_lockstep_suite(
@@ -265,10 +267,11 @@ def run(args: argparse.Namespace) -> int:
             rounds=args.rounds,
             per_round=args.per_round,
             cpus=args.cpus,
-            progress=_progress,
+            progress=progress.rounds,
             more_rounds=args.second_look,
             more=more,
         )
+    progress.close()
     if args.second_look:
         print(
             f"jaxbench ab: second look ({args.second_look} more rounds) for "
@@ -309,10 +312,6 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 0
-
-
-def _progress(done: int, total: int) -> None:
-    print(f"jaxbench ab: round {done}/{total} done", file=sys.stderr)
 
 
 def _describe(outcome: SideResult) -> str:

@@ -30,6 +30,7 @@ from jaxbench.analyse.kinds import COMPILE_TRACKS
 from jaxbench.commands import add_side_arguments, positive_int, sides_of
 from jaxbench.errors import UsageError
 from jaxbench.lockstep.first_call import FirstCalls, measure_first_calls
+from jaxbench.render.progress import Progress
 from jaxbench.store.asv_results import load_or_new, save_atomic
 
 __all__ = ["HELP", "add_arguments", "paired_values", "run"]
@@ -129,9 +130,16 @@ def run(args: argparse.Namespace) -> int:
     base, head = sides_of(args)
     clock = time.perf_counter()
     started = datetime.datetime.now(datetime.UTC)
+    progress = Progress("jaxbench first-call", args.rounds, 1, label="round")
     base_calls, head_calls = measure_first_calls(
-        base, head, sorted(COMPILE_TRACKS), rounds=args.rounds, timeout=args.timeout
+        base,
+        head,
+        sorted(COMPILE_TRACKS),
+        rounds=args.rounds,
+        timeout=args.timeout,
+        progress=progress.rounds,
     )
+    progress.close()
     results = {
         "base": load_or_new(args.results, args.machine, args.base_commit, args.env),
         "head": load_or_new(args.results, args.machine, args.head_commit, args.env),

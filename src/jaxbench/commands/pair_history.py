@@ -36,7 +36,7 @@ import tarfile
 import tempfile
 import time
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -53,6 +53,7 @@ from jaxbench.lockstep.coordinator import (
     list_benchmarks,
     run_lockstep_suite,
 )
+from jaxbench.render.progress import Progress
 from jaxbench.store.paired import PairedEstimate, PairedRun, paired_path, write_paired
 
 __all__ = ["HELP", "add_arguments", "run"]
@@ -299,6 +300,7 @@ def run(args: argparse.Namespace) -> int:
     commits = _read_commits(args, repo)
     fingerprint = _fingerprint(results, args.machine)
     made = 0
+    pending: list[tuple[_Env, str, str]] = []  # the pairs to measure, in order
     with _scratch() as scratch:
         for env in envs:
             chain = list(reversed(commits))  # oldest first
@@ -322,9 +324,14 @@ def run(args: argparse.Namespace) -> int:
                 if target.is_file() and not args.force:
                     print(f"jaxbench pair-history: {target.name} on file, skipped", file=sys.stderr)
                     continue
-                made += _one_pair(
-                    args, repo, env, base, head, bench_dir, results, scratch, fingerprint
-                )
+                pending.append((env, base, head))
+        progress = Progress("jaxbench pair-history", len(pending), args.rounds, label="pair")
+        for step, (env, base, head) in enumerate(pending, start=1):
+            made += _one_pair(
+                args, repo, env, base, head, bench_dir, results, scratch, fingerprint,
+                progress.within(step),
+            )  # fmt: skip
+        progress.close()
     print(f"jaxbench pair-history: {made} pair(s) measured", file=sys.stderr)
     return 0
 
@@ -339,6 +346,7 @@ def _one_pair(
     results: Path,
     scratch: Path,
     fingerprint: str | None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> int:
     sides = []
     for label, commit in (("base", base), ("head", head)):
@@ -370,6 +378,7 @@ def _one_pair(
             per_round=args.per_round,
             cpus=args.cpus,
             together=True,
+            progress=progress,
             more_rounds=args.second_look,
             more=more,
         )

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -104,8 +105,11 @@ def measure_first_calls(
     *,
     rounds: int,
     timeout: float = 600.0,
+    progress: Callable[[int, int], None] | None = None,
 ) -> tuple[FirstCalls, FirstCalls]:
-    """``rounds`` fresh figures processes a side, in turn; base's and head's figures."""
+    """``rounds`` fresh figures processes a side, in turn; base's and head's figures.
+
+    ``progress(round, rounds)`` is called after each round."""
     if rounds < 1:
         raise UsageError(f"rounds must be 1 or more, got {rounds}")
     for side in (base, head):
@@ -119,4 +123,6 @@ def measure_first_calls(
     for round_index in range(rounds):
         for which in schedule(1, round_index)[0]:
             _record(out[which], _run_worker(sides[which], methods, timeout))
+        if progress is not None:
+            progress(round_index + 1, rounds)
     return out

@@ -1,0 +1,94 @@
+"""The test processes stay apart: a HOME of their own, and long tests handed out first.
+
+``make test`` runs pytest in two processes (pytest-xdist). asv and
+``jaxbench machine`` rewrite ``~/.asv-machine.json`` whole, so each process
+has a HOME of its own (tests/conftest.py) that keeps the user's caches.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import cost_rank, private_home_environ
+from e2e_repo import ASV_BIN
+
+
+def test_asv_machine_writes_this_processes_home_not_the_users(private_home: Path) -> None:
+    assert os.environ["HOME"] == str(private_home)
+    assert Path.home() == private_home
+    done = subprocess.run(
+        [str(ASV_BIN), "machine", "--yes", "--machine", "parallel-safety"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    machines = (private_home / ".asv-machine.json").read_text(encoding="utf-8")
+    assert '"parallel-safety"' in machines
+
+
+def test_jaxbench_machine_defaults_to_this_processes_home(
+    private_home: Path, tmp_path: Path
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "jaxbench", "machine", "--machine", "parallel-safety-2"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert '"parallel-safety-2"' in (private_home / ".asv-machine.json").read_text("utf-8")
+
+
+def test_theprivate_home_keeps_the_users_caches_and_git_config(tmp_path: Path) -> None:
+    user = tmp_path / "user"
+    user.mkdir()
+    environ = {"HOME": str(user), "PIP_CACHE_DIR": "/somewhere/pip"}
+    got = private_home_environ(tmp_path / "private", environ)
+    assert got["HOME"] == str(tmp_path / "private")
+    assert got["PIP_CACHE_DIR"] == "/somewhere/pip"  # the user's choice is kept
+    assert got["XDG_CACHE_HOME"] == str(user / ".cache")
+    assert got["XDG_DATA_HOME"] == str(user / ".local" / "share")  # virtualenv's app data
+    assert "GIT_CONFIG_GLOBAL" not in got  # the user has none
+    (user / ".gitconfig").write_text("[user]\n\tname = someone\n", encoding="utf-8")
+    got = private_home_environ(tmp_path / "private", {**environ, "XDG_CACHE_HOME": "/c"})
+    assert got["GIT_CONFIG_GLOBAL"] == str(user / ".gitconfig")
+    assert got["XDG_CACHE_HOME"] == "/c"
+
+
+def test_pip_keeps_the_users_wheel_cache(private_home: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "cache", "dir"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if done.returncode != 0:  # pip's cache is disabled here (PIP_NO_CACHE_DIR)
+        pytest.skip(done.stderr.strip())
+    assert not Path(done.stdout.strip()).is_relative_to(private_home)
+
+
+@pytest.mark.parametrize(
+    "rank",
+    [pytest.param(0, marks=pytest.mark.e2e), pytest.param(1, marks=pytest.mark.slow), 2],
+)
+def test_cost_rank_puts_end_to_end_then_slow_tests_first(
+    rank: int, request: pytest.FixtureRequest
+) -> None:
+    assert cost_rank(request.node) == rank
+
+
+def test_a_parallel_worker_runs_its_tests_long_first(request: pytest.FixtureRequest) -> None:
+    if not hasattr(request.config, "workerinput"):
+        pytest.skip("not a pytest-xdist worker: a serial run keeps the files' order")
+    ranks = [cost_rank(item) for item in request.session.items]
+    assert ranks == sorted(ranks)
