@@ -180,7 +180,11 @@ def test_ab_writes_asv_results_that_compare_paired_flags(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--base-python", "/nonexistent/python"], "cannot start the base Python"),
+        (
+            ["--base-python", "/nonexistent/python", "--head-python", sys.executable],
+            "cannot start the base Python",
+        ),
+        (["--head-python", sys.executable], "give both --base-python and --head-python"),
         (["--benchmarks", "missing"], "missing: no such benchmark directory"),
         (["--bench", "NoSuchBenchmark"], "no asv time benchmark in"),
         (["--bench", "("], "--bench: bad regular expression"),
