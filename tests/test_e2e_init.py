@@ -149,7 +149,9 @@ def adopted(tmp_path_factory: pytest.TempPathFactory) -> Adopted:
         timeout=RUN_TIMEOUT,
     )
     assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-3000:]
+    (repo.root.parent / "make-bench.log").write_text(run.stdout + run.stderr, encoding="utf-8")
     check = make(repo.root, "bench-check", timeout=RUN_TIMEOUT)
+    (repo.root.parent / "bench-check.log").write_text(check.stdout + check.stderr, "utf-8")
     assert check.returncode == 0, check.stdout[-6000:] + check.stderr[-3000:]
     return Adopted(repo, done.stdout, run.stdout + run.stderr, check.stdout + check.stderr, example)
 
@@ -188,7 +190,7 @@ def test_make_bench_ran_the_paired_history_and_preview_exists(adopted: Adopted) 
     out = adopted.asv_output
     assert "jaxbench pair-history --machine" in out
     assert "jaxbench pair-history: 2 pair(s) measured" in out, out[-4000:]
-    paired = sorted((adopted.root / "results" / MACHINE / "paired").glob("*.json"))
+    paired = sorted((adopted.root / "results" / MACHINE / "paired").glob(f"*-{ENV_NAME}*"))
     assert len(paired) == 2, paired
     assert "jaxbench publish" in out
     assert "jaxbench regressions" in out
@@ -514,13 +516,16 @@ def test_the_written_review_passes_an_a_a_pull_request_with_a_matrix_only_packag
     try:
         steps = run_review_steps(adopted.root, base, head, tmp_path)
         report = "\n".join(f"{name}: exit {status}" for name, status, _ in steps)
+        (adopted.root.parent / "review.log").write_text(
+            "\n".join(f"=== {name}: exit {status}\n{out}" for name, status, out in steps), "utf-8"
+        )
         failed = [(name, out[-4000:]) for name, status, out in steps if status != 0]
         assert not failed, report + "\n" + str(failed)
         names = [name for name, _, _ in steps]
         assert "Time warm calls side by side (jaxbench ab)" in names
         assert names[-1] == "Fail on a regression"
         ab = next(out for name, _, out in steps if "jaxbench ab" in name)
-        assert "layer.Layer.time_warm: base median" in ab, ab[-3000:]
+        assert "layer.Layer.time_warm-0: base median" in ab, ab[-3000:]
         comment = (tmp_path / "review" / "comment.md").read_text(encoding="utf-8")
         assert (tmp_path / "review" / "compare-exit-code").read_text().strip() == "0", comment
         assert "could not compare" not in comment, comment
