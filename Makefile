@@ -48,11 +48,16 @@ measure: $(BIN)/.installed
 	$(BIN)/jaxbench machine --machine $(MACHINE)
 	git rev-list --first-parent --max-count=$(COMMITS) HEAD > .asv/commits.txt
 	@# asv exits 2 when a benchmark failed (e.g. a wrong answer): publish and list it anyway.
+	@# It exits 1 when a suite file does not compile (its discovery stops): name the file, go on.
 	@# Its output is kept in $(ASV_LOG): the last line of each failing benchmark's error.
 	{ $(BIN)/asv run --machine $(MACHINE) --skip-existing --record-samples \
 		--show-stderr $(ASV_ARGS) HASHFILE:.asv/commits.txt 2>&1; echo $$? > .asv/asv-run.status; } \
 		| tee $(ASV_LOG)
-	@status=$$(cat .asv/asv-run.status); [ "$$status" -eq 0 ] || [ "$$status" -eq 2 ]
+	@status=$$(cat .asv/asv-run.status); \
+	if [ "$$status" -eq 1 ] && ! PYTHONPYCACHEPREFIX="$(CURDIR)/.asv/pycache" \
+		$(PYTHON) -m compileall -q benchmarks; then \
+		echo "make: asv could not list the benchmarks: fix the suite file named above; going on"; \
+	elif [ "$$status" -ne 0 ] && [ "$$status" -ne 2 ]; then exit "$$status"; fi
 	@if [ "$(PAIRED)" != 0 ]; then $(MAKE) --no-print-directory paired; fi
 
 # Pair each of the last COMMITS commits with the one before it (asv's environments

@@ -74,8 +74,11 @@ def _commit(root: Path, commits: list[str], message: str) -> None:
     commits.append(git(root, "rev-parse", "HEAD"))
 
 
-def make_src_package(root: Path) -> Repo:
-    """``tinyjax``: src/ layout, setuptools, three commits (as is, more work, no-op)."""
+def make_src_package(root: Path, bench_extra: tuple[str, ...] = ()) -> Repo:
+    """``tinyjax``: src/ layout, setuptools, three commits (as is, more work, no-op).
+
+    ``bench_extra``: requirements of a ``bench`` extra (what only the benchmarks need).
+    """
     package = root / "src" / "tinyjax"
     package.mkdir(parents=True)
     (root / "pyproject.toml").write_text(
@@ -86,7 +89,12 @@ def make_src_package(root: Path) -> Repo:
         'name = "tinyjax"\n'
         'version = "0.1.0"\n'
         'requires-python = ">=3.10"\n'
-        'dependencies = ["numpy>=1.26", "jax>=0.4.30"]\n',
+        'dependencies = ["numpy>=1.26", "jax>=0.4.30"]\n'
+        + (
+            f"\n[project.optional-dependencies]\nbench = {list(bench_extra)!r}\n".replace("'", '"')
+            if bench_extra
+            else ""
+        ),
         encoding="utf-8",
     )
     (root / "README.md").write_text("# tinyjax\n", encoding="utf-8")

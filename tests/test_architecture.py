@@ -271,16 +271,6 @@ COMMAND_MAX_LINES = 350
 COMMAND_FORBIDDEN_IMPORTS = ("subprocess",)
 _ALIGNING_METHODS = {"ljust", "rjust", "center"}
 
-#: TEMPORARY allowances, each for work on another branch. Remove an entry once
-#: its branch is merged (the test is a strict xfail, so it fails as soon as the
-#: module keeps the rule, as a reminder):
-#: - commands/pair_history.py: w30i moves git, asv environment reading and
-#:   installing a commit out to lockstep/ and store/ (now: subprocess, a class,
-#:   421 lines).
-TEMPORARY_COMMAND_ALLOWANCES = {
-    "commands/pair_history.py": "w30i moves its git and environment code out",
-}
-
 
 def edge_violations(path: Path) -> list[str]:
     """What in a command module is more than argument parsing and calls."""
@@ -321,21 +311,7 @@ def command_modules() -> list[Path]:
     return [p for p in files_of("commands") if p.name != "__init__.py"]
 
 
-@pytest.mark.parametrize(
-    "path",
-    [
-        pytest.param(
-            p,
-            marks=pytest.mark.xfail(
-                reason=f"temporary: {TEMPORARY_COMMAND_ALLOWANCES[rel]}", strict=True
-            ),
-        )
-        if (rel := str(p.relative_to(PACKAGE))) in TEMPORARY_COMMAND_ALLOWANCES
-        else p
-        for p in command_modules()
-    ],
-    ids=lambda p: str(p.relative_to(PACKAGE)),
-)
+@pytest.mark.parametrize("path", command_modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_commands_hold_argument_parsing_and_calls_only(path: Path) -> None:
     assert edge_violations(path) == []
 

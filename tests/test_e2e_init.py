@@ -1,14 +1,19 @@
 """End to end: ``jaxbench init`` in a throw-away JAX package, then real asv and jaxbench.
 
 One module fixture (:func:`adopted`) makes ``tinyjax`` (``tests/init_repo.py``:
-src/ layout, setuptools, numpy and jax; c1 as is, c2 more work, c3 a no-op),
-runs ``jaxbench init --jax 0.10.2``, adds a suite for ``tinyjax.layer`` as the
-README says, and runs the real ``asv run --record-samples`` over the three
-commits (the package's suite; one virtualenv, ~1 min, paid once) and the
-written ``make bench-check`` (every benchmark once at HEAD, the starter
-included, nothing saved). Nothing init wrote is edited. The tests then use
-``jaxbench compare``, ``regressions``, ``ab`` and ``publish`` on what asv
-recorded, and open the published site in headless Chromium.
+src/ layout, setuptools, numpy and jax, and a ``bench`` extra of tabulate, a
+package only the benchmarks need; c1 as is, c2 more work, c3 a no-op), runs
+``jaxbench init --jax 0.10.2``, adds a suite for ``tinyjax.layer`` as the
+README says (importing tabulate: only the matrix provides it) and the
+example of the written BENCHMARKS.md as it stands, and runs the written
+``make bench`` over the three commits (the package's suite; asv run, the
+paired history, publish, regressions; one virtualenv, paid once) and
+``make bench-check`` (every benchmark but the warm times once at HEAD, the
+starter and BENCHMARKS.md's example included, nothing saved). Nothing init
+wrote is edited. The tests then use ``jaxbench compare``, ``regressions``,
+``ab`` and ``publish`` on what asv recorded, open the published site in
+headless Chromium, and run the written pr-bench.yml's own steps on an A/A
+pull request (head = base + an empty commit).
 
 A second package (``flatjax``: flat layout, hatchling) gets its own
 ``jaxbench init`` and a quick ``asv run`` that builds, installs and runs the
@@ -21,6 +26,7 @@ import functools
 import http.server
 import json
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -39,7 +45,22 @@ from test_workflows import run_actionlint, run_zizmor
 pytestmark = pytest.mark.e2e
 
 JAX = "0.10.2"
-ENV_NAME = f"virtualenv-py{sys.version_info.major}.{sys.version_info.minor}-jax{JAX}"
+#: Only the matrix provides it: a requirement of tinyjax's bench extra, never installed with it.
+MATRIX_ONLY = "tabulate"
+MATRIX_ONLY_VERSION = "0.10.0"
+ENV_NAME = (
+    f"virtualenv-py{sys.version_info.major}.{sys.version_info.minor}-jax{JAX}"
+    f"-{MATRIX_ONLY}{MATRIX_ONLY_VERSION}"
+)
+SUITE = LAYER_SUITE.replace(
+    "import numpy as np\n",
+    f"import numpy as np\nimport {MATRIX_ONLY}  # the bench extra: only asv's matrix has it\n",
+    1,
+).replace(
+    "    return np.tanh(x @ w)\n",
+    f"    assert {MATRIX_ONLY}.tabulate([[1]])\n    return np.tanh(x @ w)\n",
+    1,
+)
 LAYER = "layer.Layer"
 FIGURES = "layer.LayerFigures"
 PARAMS = [["64"]]
@@ -52,6 +73,7 @@ class Adopted:
     init_output: str
     asv_output: str
     check_output: str
+    readme_example: str
 
     @property
     def root(self) -> Path:
@@ -77,7 +99,7 @@ def jaxbench(cwd: Path, *args: str, timeout: float = 600) -> subprocess.Complete
     )
 
 
-def make(cwd: Path, target: str, timeout: float) -> subprocess.CompletedProcess[str]:
+def make(cwd: Path, target: str, *args: str, timeout: float) -> subprocess.CompletedProcess[str]:
     bin_dir = Path(sys.executable).parent
     return subprocess.run(
         [
@@ -85,7 +107,9 @@ def make(cwd: Path, target: str, timeout: float) -> subprocess.CompletedProcess[
             target,
             f"ASV={ASV_BIN}",
             f"JAXBENCH={bin_dir / 'jaxbench'}",
-            f"BENCH_MACHINE={MACHINE}",
+            f"PYTHON={sys.executable}",
+            f"MACHINE={MACHINE}",
+            *args,
         ],
         cwd=cwd,
         env=asv_environ(),
@@ -96,35 +120,40 @@ def make(cwd: Path, target: str, timeout: float) -> subprocess.CompletedProcess[
     )
 
 
+def benchmarks_md_example(root: Path) -> str:
+    """The Python example of the written BENCHMARKS.md, as it stands."""
+    text = (root / "BENCHMARKS.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", text, re.DOTALL)
+    assert len(blocks) == 1, blocks
+    return str(blocks[0])
+
+
 @pytest.fixture(scope="module")
 def adopted(tmp_path_factory: pytest.TempPathFactory) -> Adopted:
-    repo = make_src_package(tmp_path_factory.mktemp("adopt") / "tinyjax")
+    repo = make_src_package(
+        tmp_path_factory.mktemp("adopt") / "tinyjax", bench_extra=(MATRIX_ONLY,)
+    )
     done = jaxbench(repo.root, "init", "--jax", JAX)
     assert done.returncode == 0, done.stdout + done.stderr
     # the package's own suite, as the README's "Adopt jaxbench" section says
-    (repo.root / "benchmarks" / "layer.py").write_text(LAYER_SUITE, encoding="utf-8")
-    hashes = repo.root / ".asv" / "hashes.txt"
-    hashes.parent.mkdir()
-    # oldest first: asv measures in this order, so c3 stays installed at the end
-    hashes.write_text("\n".join(repo.commits) + "\n", encoding="utf-8")
-    asv(repo.root, ["machine", "--yes", "--machine", MACHINE], timeout=120)
-    run = asv(
+    (repo.root / "benchmarks" / "layer.py").write_text(SUITE, encoding="utf-8")
+    example = benchmarks_md_example(repo.root)
+    (repo.root / "benchmarks" / "mine.py").write_text(example, encoding="utf-8")
+    # the main job as init wrote it: asv run, the paired history, publish, regressions
+    # (the package's suite only, and short pairs: the tests' budget)
+    run = make(
         repo.root,
-        [
-            "run",
-            "--machine",
-            MACHINE,
-            "--record-samples",
-            "--show-stderr",
-            "-b",
-            "^layer",
-            f"HASHFILE:{hashes}",
-        ],
+        "bench",
+        "ASV_ARGS=-b ^layer",
+        "PAIR_ARGS=-b ^layer --rounds 4 --second-look 0 --per-round 10",
         timeout=RUN_TIMEOUT,
     )
+    assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-3000:]
+    (repo.root.parent / "make-bench.log").write_text(run.stdout + run.stderr, encoding="utf-8")
     check = make(repo.root, "bench-check", timeout=RUN_TIMEOUT)
+    (repo.root.parent / "bench-check.log").write_text(check.stdout + check.stderr, "utf-8")
     assert check.returncode == 0, check.stdout[-6000:] + check.stderr[-3000:]
-    return Adopted(repo, done.stdout, run.stdout + run.stderr, check.stdout + check.stderr)
+    return Adopted(repo, done.stdout, run.stdout + run.stderr, check.stdout + check.stderr, example)
 
 
 def compare(adopted: Adopted, base: int, head: int, *options: str) -> tuple[int, dict[str, Any]]:
@@ -154,6 +183,38 @@ def test_init_said_what_it_wrote(adopted: Adopted) -> None:
     assert "wrote asv.conf.json" in out
     assert "wrote benchmarks/starter.py" in out
     assert "make bench-check" in out
+    assert f"{MATRIX_ONLY} {MATRIX_ONLY_VERSION}: bench extra" in out
+
+
+def test_make_bench_ran_the_paired_history_and_preview_exists(adopted: Adopted) -> None:
+    out = adopted.asv_output
+    assert "jaxbench pair-history --machine" in out
+    assert "jaxbench pair-history: 2 pair(s) measured" in out, out[-4000:]
+    paired = sorted((adopted.root / "results" / MACHINE / "paired").glob(f"*-{ENV_NAME}*"))
+    assert len(paired) == 2, paired
+    assert "jaxbench publish" in out
+    assert "jaxbench regressions" in out
+    preview = subprocess.run(
+        ["make", "-n", "preview", f"PYTHON={sys.executable}"],
+        cwd=adopted.root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert preview.returncode == 0, preview.stderr
+    assert "-m http.server --bind 127.0.0.1 --directory html 8080" in preview.stdout
+
+
+def test_bench_check_runs_the_benchmarks_md_example_and_times_nothing_warm(
+    adopted: Adopted,
+) -> None:
+    assert "from tinyjax" not in adopted.readme_example.replace("#     from tinyjax", "")
+    out = adopted.check_output
+    assert re.search(r"mine\.MineFigures\.track_max_abs_error\s+ok\s*$", out, re.MULTILINE), out
+    assert re.search(r"mine\.Mine\.peakmem_call\s+ok\s*$", out, re.MULTILINE), out
+    # a --quick warm time is a first call (compile and check): not printed as one
+    assert "time_warm" not in out
+    assert "every benchmark but the warm times ran once" in out
 
 
 def test_asv_built_and_installed_every_commit_with_its_dependencies(adopted: Adopted) -> None:
@@ -173,6 +234,7 @@ def test_asv_built_and_installed_every_commit_with_its_dependencies(adopted: Ado
     )
     installed = {p["name"].lower(): p["version"] for p in json.loads(listed.stdout)}
     assert installed["jax"] == JAX
+    assert installed[MATRIX_ONLY] == MATRIX_ONLY_VERSION  # from the matrix
     assert installed["tinyjax"] == "0.1.0"
     assert "numpy" in installed
     assert "jaxbench" in installed
@@ -182,10 +244,10 @@ def test_asv_built_and_installed_every_commit_with_its_dependencies(adopted: Ado
 def test_the_starter_passes_its_reference_check_in_bench_check(adopted: Adopted) -> None:
     out = adopted.check_output
     for name in (
-        "starter.Starter.time_warm",
+        "starter.Starter.peakmem_call",
         "starter.StarterFigures.track_max_abs_error",
         "starter.StarterFigures.track_tolerance_used",
-        "layer.Layer.time_warm",
+        "layer.Layer.peakmem_call",
     ):
         assert re.search(rf"{re.escape(name)}\s+ok\s*$", out, re.MULTILINE), out[-4000:]
     assert not re.search(r"\sfailed\s*$", out, re.MULTILINE), out[-4000:]
@@ -229,34 +291,31 @@ def test_regressions_names_the_commit_that_does_more_work(adopted: Adopted) -> N
     assert not [r for r in found if r["bad_commit"] == c3 and r["kind"] in ("work", "accuracy")]
 
 
-def test_ab_times_the_no_op_side_by_side(adopted: Adopted) -> None:
-    # c2 and c3 are the same code, and c3 is what the asv environment holds:
-    # its Python serves both sides honestly.
-    python = str(next((adopted.root / ".asv" / "env").glob("*/bin/python")))
+def test_ab_takes_7_digit_prefixes_and_finds_asv_s_environment(adopted: Adopted) -> None:
+    # c2 and c3 are the same code: asv's environment runs both, each commit in front
     c2, c3 = adopted.repo.commits[1], adopted.repo.commits[2]
     done = jaxbench(
         adopted.root,
         "ab",
         "--base-commit",
-        c2,
+        c2[:7],
         "--head-commit",
-        c3,
-        "--base-python",
-        python,
-        "--head-python",
-        python,
+        c3[:7],
         "-b",
         r"^layer\.Layer\.time_warm$",
         "--rounds",
-        "8",
+        "6",
+        "--second-look",
+        "0",
         "--per-round",
         "20",
         "--machine",
         MACHINE,
-        "--env",
-        ENV_NAME,
     )
     assert done.returncode == 0, done.stdout + done.stderr
+    assert f"base {c2[:8]} / head {c3[:8]}" in done.stderr
+    assert f"{c3[:8]}-{ENV_NAME}.json" in done.stderr  # asv's own result file
+    assert f"--env {ENV_NAME}" in done.stderr
     status, document = compare(adopted, 1, 2, "--paired", "20", "--fail-on", "work,failed")
     assert status == 0
     warm = rows(document)[f"{LAYER}.time_warm"]
@@ -375,3 +434,104 @@ def test_pip_resolves_the_jax_a_project_would_get(tmp_path: Path) -> None:
     assert served is not None
     # tinyjax asks for jax>=0.4.30: pip picks the newest the index serves
     assert sources.resolve_with_pip(root, "jax") == served[0]
+
+
+# --- the written review, step by step, on an A/A pull request -----------------------------
+
+_OUTPUT = re.compile(r"\$\{\{\s*steps\.(\w+)\.outputs\.(\w+)\s*\}\}")
+#: Steps a GitHub runner does for the job: check out, set up Python, install (done here).
+_RUNNER_STEPS = ("Install asv and jaxbench",)
+
+
+def _read_output(path: Path) -> dict[str, str]:
+    pairs = (line.split("=", 1) for line in path.read_text(encoding="utf-8").splitlines())
+    return {k: v for k, v in (p for p in pairs if len(p) == 2)}
+
+
+def run_review_steps(root: Path, base: str, head: str, scratch: Path) -> list[tuple[str, int, str]]:
+    """The written pr-bench.yml's run steps, in order, as GitHub runs them (bash -eo pipefail)."""
+    from test_workflows import load
+
+    job = load(root / ".github" / "workflows" / "pr-bench.yml")["jobs"]["review"]
+    env = {k: str(v) for k, v in job["env"].items() if "${{" not in str(v)}
+    env.update(
+        {
+            "BASE_SHA": base,
+            "HEAD_SHA": head,
+            "PR_NUMBER": "1",
+            "HTML_URL": "",
+            # fewer rounds than a runner's: the tests' budget (the steps are as written)
+            "AB_ROUNDS": "4",
+            "AB_SECOND_LOOK": "0",
+            "AB_PER_ROUND": "20",
+            "FIRST_CALL_ROUNDS": "3",
+            "RUNNER_TEMP": str(scratch),
+            "GITHUB_SERVER_URL": "https://github.com",
+            "GITHUB_REPOSITORY": "o/r",
+            "GITHUB_RUN_ID": "1",
+        }
+    )
+    outputs: dict[str, dict[str, str]] = {}
+    done: list[tuple[str, int, str]] = []
+    for index, step in enumerate(job["steps"]):
+        if "run" not in step or step["name"] in _RUNNER_STEPS:
+            continue
+        if str(step.get("if", "")).strip():
+            continue  # upload: GitHub's, not ours
+        output = scratch / f"output-{index}"
+        output.write_text("", encoding="utf-8")
+        step_env = {
+            k: _OUTPUT.sub(lambda m: outputs.get(m.group(1), {}).get(m.group(2), ""), str(v))
+            for k, v in step.get("env", {}).items()
+        }
+        script = str(step["run"]).replace("${{ env.JAX_VERSION }}", env["JAX_VERSION"])
+        proc = subprocess.run(
+            ["bash", "-eo", "pipefail", "-c", script],
+            cwd=root,
+            env={
+                **asv_environ(),
+                **env,
+                **step_env,
+                "GITHUB_OUTPUT": str(output),
+                "PATH": f"{Path(sys.executable).parent}:{asv_environ().get('PATH', '')}",
+            },
+            capture_output=True,
+            text=True,
+            timeout=RUN_TIMEOUT,
+            check=False,
+        )
+        if "id" in step:
+            outputs[str(step["id"])] = _read_output(output)
+        done.append((str(step["name"]), proc.returncode, proc.stdout + proc.stderr))
+        if proc.returncode != 0:
+            break
+    return done
+
+
+def test_the_written_review_passes_an_a_a_pull_request_with_a_matrix_only_package(
+    adopted: Adopted, tmp_path: Path
+) -> None:
+    from e2e_repo import git
+
+    base = adopted.repo.commits[2]
+    git(adopted.root, "commit", "-q", "--allow-empty", "-m", "A/A: nothing changed")
+    head = git(adopted.root, "rev-parse", "HEAD")
+    try:
+        steps = run_review_steps(adopted.root, base, head, tmp_path)
+        report = "\n".join(f"{name}: exit {status}" for name, status, _ in steps)
+        (adopted.root.parent / "review.log").write_text(
+            "\n".join(f"=== {name}: exit {status}\n{out}" for name, status, out in steps), "utf-8"
+        )
+        failed = [(name, out[-4000:]) for name, status, out in steps if status != 0]
+        assert not failed, report + "\n" + str(failed)
+        names = [name for name, _, _ in steps]
+        assert "Time warm calls side by side (jaxbench ab)" in names
+        assert names[-1] == "Fail on a regression"
+        ab = next(out for name, _, out in steps if "jaxbench ab" in name)
+        assert "layer.Layer.time_warm-0: base median" in ab, ab[-3000:]
+        comment = (tmp_path / "review" / "comment.md").read_text(encoding="utf-8")
+        assert (tmp_path / "review" / "compare-exit-code").read_text().strip() == "0", comment
+        assert "could not compare" not in comment, comment
+    finally:
+        git(adopted.root, "reset", "-q", "--hard", base)
+        shutil.rmtree(adopted.root / "results" / "gha-pr", ignore_errors=True)

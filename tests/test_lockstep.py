@@ -182,7 +182,11 @@ def test_ab_writes_asv_results_that_compare_paired_flags(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--base-python", "/nonexistent/python"], "cannot start the base Python"),
+        (
+            ["--base-python", "/nonexistent/python", "--head-python", sys.executable],
+            "cannot start the base Python",
+        ),
+        (["--head-python", sys.executable], "give both --base-python and --head-python"),
         (["--benchmarks", "missing"], "missing: no such benchmark directory"),
         (["--bench", "NoSuchBenchmark"], "no asv time benchmark in"),
         (["--bench", "("], "--bench: bad regular expression"),
@@ -482,3 +486,35 @@ def test_ab_rounds_share_one_jax_compilation_cache_removed_at_the_end(
     assert where != "-"
     assert max(int(n) for _, n in seen) >= 1
     assert not Path(where).exists()
+
+
+FAST = "class Fast:\n    number = 1\n\n    def time_it(self):\n        pass\n"
+
+
+def test_ab_takes_the_7_digit_prefixes_git_prints(tmp_path: Path) -> None:
+    from e2e_repo import git
+
+    (tmp_path / "benchmarks").mkdir()
+    (tmp_path / "benchmarks" / "__init__.py").write_text("")
+    (tmp_path / "benchmarks" / "fast.py").write_text(FAST)
+    git(tmp_path, "init", "-q", "-b", "main")
+    commits = []
+    for message in ("one", "two"):
+        git(tmp_path, "commit", "-q", "--allow-empty", "-m", message)
+        commits.append(git(tmp_path, "rev-parse", "HEAD"))
+    done = _jaxbench(
+        "ab", "--base-commit", commits[0][:7], "--head-commit", commits[1][:7],
+        "--machine", "m1", "--rounds", "2", "--second-look", "0", "--per-round", "3",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    for commit in commits:  # stored under the full hash, as asv's own files
+        path = tmp_path / "results" / "m1" / f"{commit[:8]}-lockstep.json"
+        assert json.loads(path.read_text())["commit_hash"] == commit
+    unknown = _jaxbench(
+        "ab", "--base-commit", "nosuchref", "--head-commit", commits[1][:7],
+        "--machine", "m1", cwd=tmp_path,
+    )  # fmt: skip
+    assert unknown.returncode == 2
+    assert "'nosuchref' is not a commit hash or a commit git resolves" in unknown.stderr
+    assert len(unknown.stderr.strip().splitlines()) == 1

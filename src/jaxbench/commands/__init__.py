@@ -4,20 +4,20 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from jaxbench.lockstep.coordinator import Side
+    from jaxbench.lockstep.checkout import Sides
 
 __all__ = [
     "add_asv_log_argument",
     "add_compile_cache_argument",
     "add_side_arguments",
     "non_negative_int",
+    "open_sides_of",
     "positive_int",
-    "sides_of",
 ]
 
 
@@ -65,24 +65,34 @@ def add_compile_cache_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_side_arguments(
-    parser: argparse.ArgumentParser, *, commit: Callable[[str], str] = str
-) -> None:
-    """The two sides' options of ``ab`` and ``first-call``: commits, Pythons, benchmark dirs.
-
-    ``commit`` is the argparse type of ``--base-commit`` and ``--head-commit``.
-    """
-    parser.add_argument("--base-commit", type=commit, required=True, help="base commit hash")
-    parser.add_argument("--head-commit", type=commit, required=True, help="head commit hash")
+def add_side_arguments(parser: argparse.ArgumentParser) -> None:
+    """The two sides' options of ``ab`` and ``first-call``: commits, Pythons, benchmark dirs."""
+    parser.add_argument(
+        "--base-commit",
+        required=True,
+        help="base commit: a hash or any prefix git resolves (e.g. the 7 digits git log prints)",
+    )
+    parser.add_argument("--head-commit", required=True, help="head commit, as --base-commit")
     parser.add_argument(
         "--base-python",
-        default=sys.executable,
-        help="Python with the base commit installed (default: this one)",
+        help="Python with the base commit installed (default: asv's environment --env, "
+        "with the base commit put in front of the installed one; without asv.conf.json, "
+        "this Python)",
     )
     parser.add_argument(
-        "--head-python",
-        default=sys.executable,
-        help="Python with the head commit installed (default: this one)",
+        "--head-python", help="Python with the head commit installed (default: as --base-python)"
+    )
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=Path("asv.conf.json"),
+        help="asv configuration whose environments the sides run in (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--source-root",
+        default="src",
+        help="a commit's import root in the repository, used when asv kept no pure-Python "
+        "wheel for it (default: %(default)s; . for a flat layout)",
     )
     parser.add_argument(
         "--benchmarks",
@@ -94,11 +104,19 @@ def add_side_arguments(
     parser.add_argument("--head-benchmarks", type=Path, help="benchmark directory of the head")
 
 
-def sides_of(args: argparse.Namespace) -> tuple[Side, Side]:
+def open_sides_of(args: argparse.Namespace) -> AbstractContextManager[Sides]:
     """Base and head lockstep sides from the options of :func:`add_side_arguments`."""
-    from jaxbench.lockstep.coordinator import Side
+    from jaxbench.lockstep.checkout import open_sides
 
-    return (
-        Side("base", args.base_python, args.base_benchmarks or args.benchmarks),
-        Side("head", args.head_python, args.head_benchmarks or args.benchmarks),
+    return open_sides(
+        config=args.config,
+        base_commit=args.base_commit,
+        head_commit=args.head_commit,
+        base_python=args.base_python,
+        head_python=args.head_python,
+        base_benchmarks=args.base_benchmarks or args.benchmarks,
+        head_benchmarks=args.head_benchmarks or args.benchmarks,
+        env_name=args.env,
+        source_root=args.source_root,
+        default_python=sys.executable,
     )

@@ -24,10 +24,17 @@ round's processes then load the programs compiled in the first round
 instead of compiling them again, which was most of a round's wall time.
 Samples time the compiled executable, never its compilation.
 
-Base and head each need a Python where that commit, jax and asv_runner are
-installed (``--base-python``, ``--head-python``); both default to this
-interpreter, for benchmarks whose difference lies in the benchmark
-directories themselves (``--base-benchmarks``, ``--head-benchmarks``).
+``--base-commit`` and ``--head-commit`` take what ``compare`` takes: a full
+hash or any prefix git resolves (the 7 digits ``git log --oneline`` prints),
+stored as the full hash asv's result files carry. Each side's Python:
+asv's environment (``--env``, or the only one ``asv run`` built), with that
+side's commit put in front of the installed one
+(:mod:`jaxbench.lockstep.checkout`, as ``pair-history`` does), so a local
+review is ``asv run`` then ``jaxbench ab --base-commit BASE --head-commit
+HEAD --machine M``. ``--base-python`` and ``--head-python`` give the Pythons
+instead; without an ``asv.conf.json`` both sides run this interpreter, for
+benchmarks whose difference lies in the benchmark directories themselves
+(``--base-benchmarks``, ``--head-benchmarks``).
 Never imports jax: the worker processes do.
 """
 
@@ -58,8 +65,8 @@ from jaxbench.commands import (
     add_compile_cache_argument,
     add_side_arguments,
     non_negative_int,
+    open_sides_of,
     positive_int,
-    sides_of,
 )
 from jaxbench.errors import UsageError
 from jaxbench.lockstep.coordinator import (
@@ -79,20 +86,9 @@ __all__ = ["HELP", "add_arguments", "run"]
 
 HELP = "time base and head side by side (lockstep) into asv results, for 'compare --paired'"
 
-_HEX = re.compile(r"^[0-9a-f]{8,40}$")
-
-
-def _commit(text: str) -> str:
-    if not _HEX.match(text):
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a commit hash; give 8 to 40 lowercase hex digits "
-            "(git rev-parse COMMIT)"
-        )
-    return text
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_side_arguments(parser, commit=_commit)
+    add_side_arguments(parser)
     parser.add_argument(
         "-b",
         "--bench",
@@ -131,9 +127,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--machine", required=True, help="machine name for the results")
     parser.add_argument(
         "--env",
-        default="lockstep",
-        help="environment name for the results: the asv environment the Pythons "
-        "match, to merge with 'asv run' results (default: %(default)s)",
+        help="the asv environment both sides run in and the results' environment name, "
+        "to merge with 'asv run' results (default: the only one asv built; with "
+        "--base-python and --head-python: lockstep)",
     )
     parser.add_argument(
         "--results", type=Path, default=Path("results"), help="asv results dir (default: results)"
@@ -212,8 +208,14 @@ def _benchmark_result(outcomes: list[SideResult]) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    base, head = sides_of(args)
     check_name(args.machine)
+    with open_sides_of(args) as sides:
+        args.base_commit, args.head_commit = sides.base_commit, sides.head_commit
+        args.env = sides.env_name or args.env or "lockstep"
+        return _run(args, sides.base, sides.head)
+
+
+def _run(args: argparse.Namespace, base: Side, head: Side) -> int:
     if args.cpus < 0:
         raise UsageError(f"--cpus must be 0 (no pinning) or more, got {args.cpus}")
     _check_python(base)

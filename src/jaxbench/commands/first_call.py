@@ -27,8 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from jaxbench.analyse.kinds import COMPILE_TRACKS
-from jaxbench.commands import add_side_arguments, positive_int, sides_of
+from jaxbench.commands import add_side_arguments, open_sides_of, positive_int
 from jaxbench.errors import UsageError
+from jaxbench.lockstep.coordinator import Side
 from jaxbench.lockstep.first_call import FirstCalls, measure_first_calls
 from jaxbench.render.progress import Progress
 from jaxbench.store.asv_results import load_or_new, save_atomic
@@ -54,7 +55,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--machine", required=True, help="machine name for the results")
     parser.add_argument(
-        "--env", required=True, help="environment name for the results (the asv environment)"
+        "--env",
+        help="the asv environment both sides run in and the results' environment name "
+        "(default: the only one asv built; needed with --base-python and --head-python)",
     )
     parser.add_argument(
         "--results", type=Path, default=Path("results"), help="asv results dir (default: results)"
@@ -125,9 +128,20 @@ def _add(results: dict[str, Any], base: FirstCalls, head: FirstCalls, started: A
 
 
 def run(args: argparse.Namespace) -> int:
+    with open_sides_of(args) as sides:
+        args.base_commit, args.head_commit = sides.base_commit, sides.head_commit
+        args.env = sides.env_name or args.env
+        if not args.env:
+            raise UsageError(
+                "--env: give the environment name of the results (the asv environment "
+                "the Pythons match)"
+            )
+        return _run(args, sides.base, sides.head)
+
+
+def _run(args: argparse.Namespace, base: Side, head: Side) -> int:
     if args.base_commit == args.head_commit:
         raise UsageError("--base-commit and --head-commit are the same; give two commits")
-    base, head = sides_of(args)
     clock = time.perf_counter()
     started = datetime.datetime.now(datetime.UTC)
     progress = Progress("jaxbench first-call", args.rounds, 1, label="round")

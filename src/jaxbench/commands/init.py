@@ -25,8 +25,9 @@ from pathlib import Path
 
 from jaxbench.errors import UsageError
 from jaxbench.scaffold import apply, sources
+from jaxbench.scaffold.matrix import benchmark_dependencies
 from jaxbench.scaffold.plan import MAKEFILE, Plan, Settings, render
-from jaxbench.scaffold.project import Project, git_ignores, inspect_project
+from jaxbench.scaffold.project import Project, git_ignores, inspect_project, suite_imports
 
 __all__ = ["HELP", "add_arguments", "run"]
 
@@ -47,6 +48,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--dry-run", action="store_true", help="print what would be written; write nothing"
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace the files init writes that exist with other content (e.g. to change "
+        "--jaxbench); an existing Makefile of your own is still never edited",
     )
     parser.add_argument(
         "--jax",
@@ -145,7 +152,11 @@ def _plan(args: argparse.Namespace) -> tuple[Project, Plan, list[str], list[str]
     python = _python(args.python)
     jaxbench = _jaxbench(args.jaxbench)
     versions, jax_lines = _jax_versions(args.jax, project)
+    packages = benchmark_dependencies(
+        project, suite_imports(project.root), sources.installed_version, sources.requires_jax
+    )
     settings = Settings(
+        packages=packages,
         project=project,
         python=python,
         jax_versions=versions,
@@ -163,14 +174,16 @@ def _plan(args: argparse.Namespace) -> tuple[Project, Plan, list[str], list[str]
         f"{project.name} ({project.layout} layout, {project.backend}) at {project.root}",
         f"python {python}; asv matrix: jax {', '.join(sorted(versions, key=sources.version_key))}",
         *(f"  {line}" for line in jax_lines),
+        *(f"  {p.name} {p.version or '(newest)'}: {p.why}" for p in packages),
         f"jaxbench in every environment and workflow: {jaxbench.spec} ({jaxbench.origin})",
     ]
     notes: list[str] = []
     if not jaxbench.portable:
         notes.append(
             f"the workflows install jaxbench from {jaxbench.spec}, which exists only on this "
-            "machine; before pushing, run jaxbench init again with --jaxbench "
-            "'jaxbench @ git+https://github.com/OWNER/jaxbench@COMMIT' (or a released version)"
+            "machine; before pushing, run jaxbench init again with --force --jaxbench "
+            "'jaxbench @ git+https://github.com/OWNER/jaxbench@COMMIT' (or a released "
+            "version): --force replaces the files init wrote"
         )
     if not project.depends_on_jax:
         notes.append(
@@ -202,12 +215,14 @@ def _print_makefile_lines(plan: Plan, root: Path) -> None:
 def run(args: argparse.Namespace) -> int:
     project, plan, describe, notes = _plan(args)
     found = apply.survey(project.root, plan)
+    if found.conflicting and args.force:
+        found = apply.Survey(found.new + found.conflicting, found.same, ())
     if found.conflicting:
         names = ", ".join(f.path for f in found.conflicting)
         raise UsageError(
             f"{len(found.conflicting)} file(s) exist already and jaxbench init never "
-            f"overwrites: {names}; move them away and run it again "
-            "(--dry-run prints what it would write)"
+            f"overwrites: {names}; move them away and run it again, or replace them "
+            "with --force (--dry-run prints what it would write)"
         )
     if found.new and not args.dry_run:
         apply.check_writable(project.root, found.new)
@@ -243,8 +258,9 @@ def run(args: argparse.Namespace) -> int:
     for note in notes:
         print(f"note: {note}")
     print("next:")
-    print("  make bench-check   every benchmark once at HEAD; the starter's reference check passes")
-    print("  make bench         asv run over the last 3 commits, jaxbench publish, regressions")
+    print("  make bench-check   every benchmark but the warm times once at HEAD: checks pass")
+    print("  make bench         asv run over the last 3 commits, their paired history,")
+    print("                     jaxbench publish, regressions; make preview serves html/")
     print("  then commit what init wrote (see BENCHMARKS.md) and open a pull request")
     return 0
 

@@ -15,10 +15,9 @@ pass per environment of ``asv.conf.json``, or ``--python`` and ``--env``),
 with that side's commit put in front of the installed one on ``PYTHONPATH``:
 the wheel asv built for that commit (its build cache), else the commit's
 ``src/`` tree from ``git archive``. Both sides run the working tree's
-benchmark directory, as ``asv run`` does for every commit. The rounds of a
-pair share one jax compilation cache (a temporary directory, as ``jaxbench
-ab``; ``--no-compile-cache`` turns it off), so a round's fresh processes load
-the compiled programs instead of compiling them again. Never imports jax.
+benchmark directory, as ``asv run`` does. The rounds of a pair share one jax
+compilation cache (as ``jaxbench ab``'s; ``--no-compile-cache`` turns it off):
+a round's fresh processes load the compiled programs. Never imports jax.
 """
 
 from __future__ import annotations
@@ -29,31 +28,29 @@ import itertools
 import json
 import os
 import re
-import shutil
-import subprocess
 import sys
-import tarfile
 import tempfile
 import time
-import zipfile
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from jaxbench.analyse.paired_history import estimate_pair, flagged_in_pair, wants_second_look
 from jaxbench.analyse.stats import DEFAULT_ALPHA, PAIRED_FACTOR
 from jaxbench.commands import add_compile_cache_argument, non_negative_int, positive_int
 from jaxbench.errors import UsageError
+from jaxbench.lockstep.checkout import asv_side, commit_site
 from jaxbench.lockstep.coordinator import (
     DEFAULT_TIMEOUT,
     Item,
-    Side,
     SideResult,
     compile_cache_environ,
     list_benchmarks,
     run_lockstep_suite,
 )
 from jaxbench.render.progress import Progress
+from jaxbench.store.asv_env import AsvEnv, asv_envs
+from jaxbench.store.git import git
 from jaxbench.store.paired import PairedEstimate, PairedRun, paired_path, write_paired
 
 __all__ = ["HELP", "add_arguments", "run"]
@@ -117,27 +114,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-@dataclass(frozen=True)
-class _Env:
-    name: str
-    python: str
-    cache: Path | None  # asv's build cache of this environment
-    #: the matrix's environment variables, as asv sets them for benchmarks
-    env_vars: tuple[tuple[str, str], ...] = ()
-
-
-def _git(repo: Path, *args: str) -> str:
-    try:
-        done = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True)
-    except (OSError, subprocess.CalledProcessError) as exc:
-        detail = getattr(exc, "stderr", "") or str(exc)
-        raise UsageError(
-            f"git {' '.join(args)} failed in {repo}: {detail.strip().splitlines()[-1:]}; "
-            "run this in the benchmarked repository"
-        ) from None
-    return done.stdout.strip()
-
-
 def _read_commits(args: argparse.Namespace, repo: Path) -> list[str]:
     given = list(args.commits)
     if args.commit_file is not None:
@@ -147,7 +123,7 @@ def _read_commits(args: argparse.Namespace, repo: Path) -> list[str]:
             raise UsageError(f"{args.commit_file}: {exc.strerror or exc}") from None
     if not given:
         raise UsageError("no commits: give COMMIT... or --commits FILE (newest first)")
-    return [_git(repo, "rev-parse", "--verify", f"{c}^{{commit}}") for c in given]
+    return [git(repo, "rev-parse", "--verify", f"{c}^{{commit}}") for c in given]
 
 
 def _has_results(results: Path, machine: str, commit: str, env: str) -> bool:
@@ -156,67 +132,12 @@ def _has_results(results: Path, machine: str, commit: str, env: str) -> bool:
 
 def _previous(repo: Path, oldest: str, results: Path, machine: str, env: str) -> str | None:
     with contextlib.suppress(UsageError):
-        for commit in _git(
+        for commit in git(
             repo, "rev-list", "--first-parent", "--max-count=500", f"{oldest}^"
         ).split():
             if _has_results(results, machine, commit, env):
                 return commit
     return None
-
-
-def _asv_envs(config: Path) -> list[_Env]:
-    from asv import util
-    from asv.config import Config
-    from asv.environment import get_environments
-
-    try:
-        conf = Config.load(str(config))
-        envs = list(get_environments(conf, [], verbose=False))
-    except (OSError, util.UserError) as exc:
-        raise UsageError(f"{config}: {exc}; give --python and --env instead") from None
-    found = []
-    for env in envs:
-        root = config.resolve().parent / conf.env_dir / env.dir_name
-        env_vars = tuple(sorted((str(k), str(v)) for k, v in env.env_vars.items()))
-        python = root / "bin" / "python"
-        if not python.is_file():
-            found.append(_Env(env.name, "", None))  # not built: the caller decides
-        else:
-            found.append(_Env(env.name, str(python), root / "asv-build-cache", env_vars))
-    return found
-
-
-def _materialise(repo: Path, commit: str, env: _Env, source_root: str, into: Path) -> Path:
-    """A folder to put in front of PYTHONPATH that imports ``commit``'s package."""
-    target = into / commit[:12]
-    if target.is_dir():
-        return target
-    wheels = sorted((env.cache / commit).glob("*.whl")) if env.cache is not None else []
-    if len(wheels) == 1 and "-none-any" in wheels[0].name:  # pure Python: usable as is
-        with zipfile.ZipFile(wheels[0]) as wheel:
-            wheel.extractall(target)
-        return target
-    archive = subprocess.run(
-        ["git", "archive", "--format=tar", commit, source_root],
-        cwd=repo,
-        capture_output=True,
-        check=False,
-    )
-    if archive.returncode != 0:
-        raise UsageError(
-            f"commit {commit[:12]}: asv kept no wheel for it and git archive of "
-            f"{source_root!r} failed; give --source-root (the import root, e.g. src)"
-        )
-    tmp = into / f".{commit[:12]}"
-    tmp.mkdir(parents=True)
-    with tempfile.TemporaryFile() as handle:
-        handle.write(archive.stdout)
-        handle.seek(0)
-        with tarfile.open(fileobj=handle) as tar:
-            tar.extractall(tmp, filter="data")
-    (tmp / source_root).rename(target)
-    shutil.rmtree(tmp)
-    return target
 
 
 def _params(bench: dict[str, object], idx: int | None) -> tuple[str, ...]:
@@ -279,11 +200,11 @@ def run(args: argparse.Namespace) -> int:
     if args.python is not None:
         if not args.env:
             raise UsageError("--python needs --env (the environment name of the results)")
-        envs = [_Env(args.env, args.python, None)]
+        envs = [AsvEnv(args.env, args.python, None)]
     else:
         if not args.config.is_file():
             raise UsageError(f"{args.config}: no such file; give --config, or --python and --env")
-        envs = [e for e in _asv_envs(args.config) if args.env in (None, e.name)]
+        envs = [e for e in asv_envs(args.config) if args.env in (None, e.name)]
         if not envs:
             raise UsageError(f"no asv environment named {args.env!r} in {args.config}")
         for env in [e for e in envs if not e.python]:
@@ -300,7 +221,7 @@ def run(args: argparse.Namespace) -> int:
     commits = _read_commits(args, repo)
     fingerprint = _fingerprint(results, args.machine)
     made = 0
-    pending: list[tuple[_Env, str, str]] = []  # the pairs to measure, in order
+    pending: list[tuple[AsvEnv, str, str]] = []  # the pairs to measure, in order
     with _scratch() as scratch:
         for env in envs:
             chain = list(reversed(commits))  # oldest first
@@ -339,7 +260,7 @@ def run(args: argparse.Namespace) -> int:
 def _one_pair(
     args: argparse.Namespace,
     repo: Path,
-    env: _Env,
+    env: AsvEnv,
     base: str,
     head: str,
     bench_dir: Path,
@@ -350,9 +271,8 @@ def _one_pair(
 ) -> int:
     sides = []
     for label, commit in (("base", base), ("head", head)):
-        site = _materialise(repo, commit, env, args.source_root, scratch / env.name)
-        environ = (*env.env_vars, ("PYTHONPATH", str(site)))
-        sides.append(Side(label, env.python, bench_dir, environ=environ))
+        site = commit_site(repo, commit, env.cache, args.source_root, scratch / env.name)
+        sides.append(asv_side(label, env, site, bench_dir))
     listed = _selected(list_benchmarks(sides[1]), args.bench)
     pairs = [(b, idx) for b in listed for idx in _items(b)]
     items = [Item(str(b["name"]), idx, _timeout(b)) for b, idx in pairs]

@@ -55,6 +55,7 @@ class FirstCalls:
 
 def _run_worker(side: Side, methods: list[str], timeout: float) -> list[dict[str, Any]]:
     env = {k: v for k, v in os.environ.items() if k not in _RUN_MARKERS}
+    env.update(side.environ)  # e.g. the side's commit in front, the matrix's XLA_FLAGS
     try:
         proc = subprocess.run(
             [side.python, str(FIRST_CALL_WORKER), str(side.benchmarks), *methods],

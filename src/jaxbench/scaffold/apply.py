@@ -82,16 +82,22 @@ def write(root: Path, files: tuple[PlannedFile, ...]) -> None:
     """Write ``files`` under ``root``; on any failure remove what this call wrote."""
     written: list[Path] = []
     made_dirs: list[Path] = []
+    replaced: dict[Path, bytes] = {}
     try:
         for planned in files:
             target = root / planned.path
+            if target.is_file():  # init --force: put it back if a later write fails
+                replaced[target] = target.read_bytes()
             missing = [p for p in reversed(target.parents) if not p.exists()]
             made_dirs.extend(p for p in missing if p not in made_dirs)
             write_text_atomic(target, planned.text)
             written.append(target)
     except BaseException:
         for path in reversed(written):
-            path.unlink(missing_ok=True)
+            if path in replaced:
+                path.write_bytes(replaced[path])
+            else:
+                path.unlink(missing_ok=True)
         for directory in reversed(made_dirs):
             shutil.rmtree(directory, ignore_errors=True)
         raise

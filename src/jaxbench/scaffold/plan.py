@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 
+from jaxbench.scaffold.matrix import MatrixPackage
 from jaxbench.scaffold.project import Project
 from jaxbench.scaffold.sources import Requirement, version_key
 
@@ -48,6 +49,8 @@ class Settings:
     asv_runner: str
     #: False when the project has a Makefile of its own (print the lines instead).
     write_makefile: bool = True
+    #: The project's benchmark dependencies, beside jax (:mod:`jaxbench.scaffold.matrix`).
+    packages: tuple[MatrixPackage, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -93,7 +96,9 @@ def _values(settings: Settings) -> dict[str, str]:
         "IMPORT": settings.project.import_name,
         "PYTHON": settings.python,
         "MAIN_BRANCH": settings.project.branch,
-        "JAX_MATRIX": json.dumps(list(versions)),
+        "MATRIX_REQ": json.dumps(
+            {"jax": list(versions), **{p.name: [p.version] for p in settings.packages}}
+        ),
         "JAX_MATRIX_WORDS": _words(versions),
         "JAX_PR": versions[-1],
         "JAXBENCH_INSTALL": json.dumps(install),

@@ -19,7 +19,7 @@ from typing import Any
 
 from jaxbench.errors import UsageError
 
-__all__ = ["Project", "git_ignores", "inspect_project"]
+__all__ = ["Project", "git_ignores", "inspect_project", "suite_imports"]
 
 _BRANCH = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$")
 
@@ -41,6 +41,9 @@ class Project:
     branch: str
     #: Whether ``jax`` is among the declared dependencies.
     depends_on_jax: bool
+    #: Optional dependencies by extra or dependency group (PEP 621 extras,
+    #: PEP 735 groups, poetry groups, setup.cfg extras_require): name -> requirements.
+    extras: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -95,6 +98,41 @@ def _read_pyproject(path: Path) -> dict[str, Any]:
         raise UsageError(f"{path}: cannot read ({exc}); check the file") from None
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{path}: not valid TOML ({exc}); fix the file") from None
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    return tuple(str(v) for v in value if isinstance(v, str)) if isinstance(value, list) else ()
+
+
+def _extras(data: dict[str, Any], setup_cfg: Path) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Every extra and dependency group the project declares, with its requirements."""
+    found: dict[str, tuple[str, ...]] = {}
+    project = data.get("project")
+    if isinstance(project, dict):
+        for name, reqs in (project.get("optional-dependencies") or {}).items():
+            found[str(name)] = _strings(reqs)
+    for name, reqs in (data.get("dependency-groups") or {}).items():  # PEP 735
+        found.setdefault(str(name), _strings(reqs))
+    poetry = data.get("tool", {}).get("poetry")
+    if isinstance(poetry, dict):
+        for name, group in (poetry.get("group") or {}).items():
+            deps = group.get("dependencies") if isinstance(group, dict) else None
+            if isinstance(deps, dict):
+                found.setdefault(str(name), tuple(str(d) for d in deps))
+        for name in ("dev-dependencies",):
+            deps = poetry.get(name)
+            if isinstance(deps, dict):
+                found.setdefault("dev", tuple(str(d) for d in deps))
+    if not found and setup_cfg.is_file():
+        parser = configparser.ConfigParser()
+        try:
+            parser.read(setup_cfg, encoding="utf-8")
+        except (configparser.Error, UnicodeDecodeError):
+            return ()
+        if parser.has_section("options.extras_require"):
+            for name, text in parser.items("options.extras_require"):
+                found[name] = tuple(line.strip() for line in text.splitlines() if line.strip())
+    return tuple(sorted(found.items()))
 
 
 def _name_and_dependencies(root: Path) -> tuple[str, list[str], str]:
@@ -174,6 +212,8 @@ def inspect_project(root: Path) -> Project:
     _git_top(root)
     name, dependencies, backend = _name_and_dependencies(root)
     import_name, layout = _import_package(root, name)
+    pyproject = root / "pyproject.toml"
+    data = _read_pyproject(pyproject) if pyproject.is_file() else {}
     return Project(
         root=root,
         name=name,
@@ -182,4 +222,23 @@ def inspect_project(root: Path) -> Project:
         backend=backend,
         branch=_branch(root),
         depends_on_jax=_mentions_jax(dependencies),
+        extras=_extras(data, root / "setup.cfg"),
     )
+
+
+def suite_imports(root: Path) -> frozenset[str]:
+    """Top-level modules that ``root/benchmarks/*.py`` imports (none if there is no suite)."""
+    import ast
+
+    found: set[str] = set()
+    for path in sorted((root / "benchmarks").rglob("*.py")):
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                found.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                found.add(node.module.split(".")[0])
+    return frozenset(found)

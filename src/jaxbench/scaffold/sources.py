@@ -31,6 +31,7 @@ __all__ = [
     "jaxbench_requirement",
     "pinned",
     "requirement_from_direct_url",
+    "requires_jax",
     "resolve_with_pip",
     "served_versions",
     "version_key",
@@ -95,6 +96,15 @@ def installed_version(name: str) -> str | None:
         return importlib.metadata.version(name)
     except importlib.metadata.PackageNotFoundError:
         return None
+
+
+def requires_jax(name: str) -> bool:
+    """Whether ``name`` is installed here and depends on jax (its package metadata)."""
+    try:
+        requires = importlib.metadata.requires(name) or []
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return any(re.match(r"^\s*jax\s*($|[\[<>=!~;( ])", r) for r in requires)
 
 
 def pinned(name: str) -> str:

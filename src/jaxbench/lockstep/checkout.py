@@ -1,0 +1,186 @@
+"""A commit's package put in front of an asv environment's installed one.
+
+asv keeps one installed commit per environment; side-by-side timing needs
+two at once. :func:`commit_site` makes a folder that imports a commit's
+package: the wheel asv built for that commit (the environment's build
+cache), unpacked when it is pure Python, else the commit's import root
+(``src/`` by default) from ``git archive``. :func:`asv_side` is a lockstep
+:class:`~jaxbench.lockstep.coordinator.Side` that runs the environment's own
+Python (so exactly the matrix's packages: jax and every other requirement)
+with that folder first on ``PYTHONPATH`` and the matrix's variables (e.g.
+``XLA_FLAGS``) set, as asv sets them. Used by ``pair-history``, ``ab`` and
+``first-call``. Never imports jax.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import shutil
+import subprocess
+import tarfile
+import tempfile
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from jaxbench.errors import UsageError
+from jaxbench.lockstep.coordinator import Side
+from jaxbench.store.asv_env import AsvEnv, built_env
+from jaxbench.store.git import resolve_commit
+
+__all__ = ["Sides", "asv_side", "commit_site", "open_sides", "resolve_side_commit"]
+
+#: A hash written out, for sides that name no commit of a repository here (results only).
+_HEX = re.compile(r"^[0-9a-f]{8,40}$")
+
+
+def commit_site(repo: Path, commit: str, cache: Path | None, source_root: str, into: Path) -> Path:
+    """A folder to put in front of ``PYTHONPATH`` that imports ``commit``'s package."""
+    target = into / commit[:12]
+    if target.is_dir():
+        return target
+    wheels = sorted((cache / commit).glob("*.whl")) if cache is not None else []
+    if len(wheels) == 1 and "-none-any" in wheels[0].name:  # pure Python: usable as is
+        with zipfile.ZipFile(wheels[0]) as wheel:
+            wheel.extractall(target)
+        return target
+    archive = subprocess.run(
+        ["git", "archive", "--format=tar", commit, source_root],
+        cwd=repo,
+        capture_output=True,
+        check=False,
+    )
+    if archive.returncode != 0:
+        raise UsageError(
+            f"commit {commit[:12]}: asv kept no pure-Python wheel for it and git archive of "
+            f"{source_root!r} failed; run 'asv run' for that commit, or give --source-root "
+            "(the import root, e.g. src, or . for a flat layout)"
+        )
+    tmp = into / f".{commit[:12]}"
+    tmp.mkdir(parents=True)
+    with tempfile.TemporaryFile() as handle:
+        handle.write(archive.stdout)
+        handle.seek(0)
+        with tarfile.open(fileobj=handle) as tar:
+            tar.extractall(tmp, filter="data")
+    (tmp / source_root).rename(target)
+    shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+def asv_side(
+    label: str,
+    env: AsvEnv,
+    site: Path,
+    benchmarks: Path,
+) -> Side:
+    """A side that runs ``env``'s Python with ``site`` in front, as asv runs a benchmark."""
+    environ = (*env.env_vars, ("PYTHONPATH", str(site)))
+    return Side(label, env.python, benchmarks, environ=environ)
+
+
+def resolve_side_commit(repo: Path, option: str, text: str) -> tuple[str, bool]:
+    """(the full hash git resolves ``text`` to, True), else (``text``, False) for a bare hash.
+
+    What ``compare`` takes: a full hash, any unambiguous prefix (the 7 digits
+    ``git log --oneline`` prints), a branch or ``HEAD~1``. A hash of 8 to 40
+    hex digits that no repository here knows is kept as given (sides that
+    differ only in their benchmark directories); anything else is an error.
+    """
+    full = resolve_commit(repo, text)
+    if full is not None:
+        return full, True
+    if _HEX.match(text):
+        return text, False
+    raise UsageError(
+        f"{option} {text!r} is not a commit hash or a commit git resolves in {repo}; "
+        "give a hash or an unambiguous prefix (git log --oneline prints them, e.g. 9a04e3f)"
+    )
+
+
+@dataclass(frozen=True)
+class Sides:
+    """Base and head of a side-by-side run, their full commits and their environment."""
+
+    base: Side
+    head: Side
+    base_commit: str
+    head_commit: str
+    #: The asv environment both sides run in; None when the Pythons were given.
+    env_name: str | None
+
+
+@contextlib.contextmanager
+def open_sides(
+    *,
+    config: Path,
+    base_commit: str,
+    head_commit: str,
+    base_python: str | None,
+    head_python: str | None,
+    base_benchmarks: Path,
+    head_benchmarks: Path,
+    env_name: str | None,
+    source_root: str,
+    default_python: str,
+) -> Iterator[Sides]:
+    """The two sides; each commit's package stays in a scratch folder until the end.
+
+    Without ``--base-python``/``--head-python`` and with an ``asv.conf.json``
+    (``config``), both sides run the Python of asv's environment ``env_name``
+    (or the only one built), each with its own commit put in front
+    (:func:`commit_site`): what ``asv run`` installed there, the matrix's
+    packages and variables included, with nothing installed again. With
+    neither Pythons nor a configuration, both run ``default_python``.
+    """
+    repo = config.resolve().parent if config.is_file() else Path.cwd()
+    base, base_known = resolve_side_commit(repo, "--base-commit", base_commit)
+    head, head_known = resolve_side_commit(repo, "--head-commit", head_commit)
+    if (base_python is None) != (head_python is None):
+        raise UsageError(
+            "give both --base-python and --head-python, or neither "
+            "(then both sides run asv's environment, each with its commit in front)"
+        )
+    if base_python is not None and head_python is not None:
+        yield Sides(
+            Side("base", base_python, base_benchmarks),
+            Side("head", head_python, head_benchmarks),
+            base,
+            head,
+            None,
+        )
+        return
+    if not config.is_file():
+        yield Sides(
+            Side("base", default_python, base_benchmarks),
+            Side("head", default_python, head_benchmarks),
+            base,
+            head,
+            None,
+        )
+        return
+    env = built_env(config, env_name)
+    for option, commit, known in (
+        ("--base-commit", base, base_known),
+        ("--head-commit", head, head_known),
+    ):
+        if not known:
+            raise UsageError(
+                f"{option} {commit}: not a commit of the repository {repo}; asv's "
+                "environment can run only commits of it (or give --base-python and --head-python)"
+            )
+    with tempfile.TemporaryDirectory(prefix="jaxbench-sides-") as scratch:
+        into = Path(scratch)
+        yield Sides(
+            asv_side(
+                "base", env, commit_site(repo, base, env.cache, source_root, into), base_benchmarks
+            ),
+            asv_side(
+                "head", env, commit_site(repo, head, env.cache, source_root, into), head_benchmarks
+            ),
+            base,
+            head,
+            env.name,
+        )

@@ -1,0 +1,285 @@
+"""What ``jaxbench init`` writes matches this repository's own main job and review.
+
+* The written Makefile has this repository's main-job targets and variables
+  (``bench``, ``measure``, ``paired``, ``publish``, ``regressions``,
+  ``preview``; ``COMMITS``, ``MACHINE``, ``PAIRED``...), recipe for recipe: a
+  change to one that the other lacks fails here.
+* The written benchmarks.yml measures and pairs as this repository's
+  measure.yml does, step for step; the written pr-bench.yml's review steps
+  are this repository's.
+* The matrix rule, ``--force``, the single machine command, the quick check
+  that times no warm call, and a make bench that names a broken suite file.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from init_repo import make_src_package
+from jaxbench.analyse.detect import read_asv_conf
+from jaxbench.cli import main
+from jaxbench.scaffold.matrix import benchmark_dependencies
+from jaxbench.scaffold.plan import Settings, render
+from jaxbench.scaffold.project import inspect_project
+from jaxbench.scaffold.sources import Requirement
+from test_workflows import REPO, load
+
+JAX = "0.10.2"
+MAIN_JOB = ("bench", "measure", "paired", "publish", "regressions", "preview")
+VARIABLES = ("COMMITS", "MACHINE", "ASV_ARGS", "PAIRED", "PAIR_ARGS", "PORT")
+
+
+def rendered(project_root: Path, **changes: object) -> dict[str, str]:
+    settings = Settings(
+        project=inspect_project(project_root),
+        python="3.11",
+        jax_versions=(JAX,),
+        jaxbench=Requirement("jaxbench==0.1.0", "test", True),
+        asv="asv==0.6.6",
+        asv_runner="asv_runner==0.3.2",
+    )
+    for key, value in changes.items():
+        settings = Settings(**{**settings.__dict__, key: value})
+    return {f.path: f.text for f in render(settings).files}
+
+
+@pytest.fixture
+def written(tmp_path: Path) -> dict[str, str]:
+    return rendered(make_src_package(tmp_path / "tinyjax").root)
+
+
+def _normalise(line: str) -> str:
+    """A recipe line with the tool paths of either Makefile spelled alike."""
+    for ours, plain in (
+        ("$(BIN)/jaxbench", "jaxbench"),
+        ("$(BIN)/asv", "asv"),
+        ("$(BIN)/python", "python"),
+        ("$(JAXBENCH)", "jaxbench"),
+        ("$(ASV)", "asv"),
+        ("$(PYTHON)", "python"),
+    ):
+        line = line.replace(ours, plain)
+    return line.strip()
+
+
+def targets(text: str) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
+    """Makefile target -> (prerequisites but the venv stamp, normalised recipe lines)."""
+    found: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        match = re.match(r"^([a-z][a-z-]*):(?!=)(.*)$", line)
+        if not match:
+            continue
+        prereqs = tuple(p for p in match.group(2).split() if p != "$(BIN)/.installed")
+        recipe = []
+        for body in lines[i + 1 :]:
+            if not body.startswith("\t"):
+                break
+            recipe.append(_normalise(body))
+        found[match.group(1)] = (prereqs, tuple(recipe))
+    return found
+
+
+def variables(text: str) -> dict[str, str]:
+    return dict(re.findall(r"^([A-Z_]+)[ \t]*\?=[ \t]*(.*?)[ \t]*$", text, re.MULTILINE))
+
+
+def test_the_written_makefile_has_this_repository_s_main_job(written: dict[str, str]) -> None:
+    ours = (REPO / "Makefile").read_text(encoding="utf-8")
+    theirs = written["Makefile"]
+    for name in MAIN_JOB:
+        assert targets(theirs)[name] == targets(ours)[name], name
+    for name in VARIABLES:
+        assert variables(theirs)[name] == variables(ours)[name], name
+    assert "export JAXBENCH_MACHINE := $(MACHINE)" in theirs
+    assert "jaxbench pair-history --machine $(MACHINE)" in "".join(targets(theirs)["paired"][1])
+
+
+def test_the_drift_check_sees_a_changed_step() -> None:
+    ours = (REPO / "Makefile").read_text(encoding="utf-8")
+    drifted = ours.replace("pair-history --machine", "pair-history --force --machine")
+    assert targets(drifted)["paired"] != targets(ours)["paired"]
+
+
+def _runs(steps: list[dict[str, object]], names: tuple[str, ...]) -> list[str]:
+    by_name = {str(s.get("name")): str(s.get("run", "")) for s in steps}
+    return [by_name[n].replace(' --config "$ASV_CONFIG"', "") for n in names]
+
+
+def test_the_written_main_workflow_measures_and_pairs_as_ours(written: dict[str, str]) -> None:
+    import yaml
+
+    ours = load(REPO / ".github" / "workflows" / "measure.yml")["jobs"]["measure"]["steps"]
+    theirs = yaml.safe_load(written[".github/workflows/benchmarks.yml"])["jobs"]["measure"]
+    steps = (
+        "Choose the commits to measure",
+        "Run the benchmarks",
+        "Time each new commit side by side with the one before it",
+    )
+    assert _runs(theirs["steps"], steps) == _runs(ours, steps)
+    assert "jaxbench pair-history" in _runs(theirs["steps"], steps)[-1]
+
+
+def test_the_written_review_steps_are_ours(written: dict[str, str]) -> None:
+    import yaml
+
+    ours = load(REPO / ".github" / "workflows" / "pr-bench.yml")["jobs"]["review"]["steps"]
+    theirs = yaml.safe_load(written[".github/workflows/pr-bench.yml"])["jobs"]["review"]["steps"]
+    names = [str(s["name"]) for s in ours if "run" in s and "Install" not in str(s["name"])]
+    assert [
+        str(s["name"]) for s in theirs if "run" in s and "Install" not in str(s["name"])
+    ] == names
+    assert _runs(theirs, tuple(names)) == _runs(ours, tuple(names))
+    both = "\n".join(_runs(theirs, tuple(names)))
+    # the sides run asv's environment: no hand-kept package list, no second install
+    assert "--base-python" not in both
+    assert "pip install" not in both
+
+
+def test_one_machine_command_and_the_quick_check_times_no_warm_call(
+    written: dict[str, str],
+) -> None:
+    makefile = written["Makefile"]
+    recipes = [line for _, recipe in targets(makefile).values() for line in recipe]
+    assert not [line for line in recipes if "asv machine" in line]
+    assert [line for line in recipes if "jaxbench machine" in line]
+    check = " ".join(targets(makefile)["bench-check"][1])
+    assert "jaxbench machine --machine $(MACHINE)" in check
+    assert "-b '^(?!.*\\.time_)'" in check
+    pattern = re.compile(r"^(?!.*\.time_)")
+    assert not pattern.search("starter.Starter.time_warm")
+    assert pattern.search("starter.Starter.peakmem_call")
+
+
+def test_benchmarks_md_imports_nothing_the_project_lacks(written: dict[str, str]) -> None:
+    blocks = re.findall(r"```python\n(.*?)```", written["BENCHMARKS.md"], re.DOTALL)
+    assert blocks
+    for block in blocks:
+        tree = ast.parse(block)
+        imported = {
+            (node.module or "").split(".")[0]
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom)
+        } | {
+            a.name.split(".")[0]
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Import)
+            for a in n.names
+        }
+        assert imported <= {"jax", "numpy", "jaxbench"}, imported
+
+
+def test_the_config_says_why_spawn(written: dict[str, str]) -> None:
+    conf = written["asv.conf.json"]
+    assert '"launch_method": "spawn"' in conf
+    assert "forkserver" in conf
+    assert "backend" in conf
+
+
+# --- the matrix: the project's benchmark dependencies ---------------------------------
+
+
+def _project_with_extras(root: Path, extras: str) -> Path:
+    repo = make_src_package(root).root
+    with (repo / "pyproject.toml").open("a", encoding="utf-8") as handle:
+        handle.write("\n[project.optional-dependencies]\n" + extras)
+    return repo
+
+
+def test_the_matrix_rule(tmp_path: Path) -> None:
+    repo = _project_with_extras(
+        tmp_path / "p",
+        'test = ["pytest>=8", "optax==0.2.8", "hypothesis"]\n'
+        'bench = ["tabulate", "jax"]\n'
+        'docs = ["sphinx", "toolz"]\n',
+    )
+    project = inspect_project(repo)
+    found = benchmark_dependencies(
+        project,
+        {"toolz", "numpy"},
+        installed={"tabulate": "0.10.0"}.get,
+        requires_jax=lambda name: False,
+    )
+    got = {p.name: (p.version, p.why) for p in found}
+    assert set(got) == {"optax", "tabulate", "toolz"}  # pytest, hypothesis, sphinx, jax stay out
+    assert got["tabulate"] == ("0.10.0", "bench extra; 0.10.0 installed here")
+    assert got["optax"] == ("0.2.8", "test extra, a JAX library; pinned 0.2.8 there")
+    assert got["toolz"][0] == ""
+    assert "imported by benchmarks/" in got["toolz"][1]
+
+
+def test_init_puts_the_benchmark_dependencies_in_asv_s_matrix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = _project_with_extras(
+        tmp_path / "p", 'test = ["pytest", "optax"]\nbench = ["tabulate"]\n'
+    )
+    assert main(["init", str(repo), "--jax", JAX]) == 0
+    out = capsys.readouterr().out
+    req = read_asv_conf(repo / "asv.conf.json")["matrix"]["req"]  # type: ignore[index]
+    from importlib.metadata import version
+
+    assert req == {"jax": [JAX], "optax": [version("optax")], "tabulate": [version("tabulate")]}
+    assert f"optax {version('optax')}: test extra, a JAX library" in out
+    from asv.config import Config
+    from asv.environment import get_environments
+
+    names = [e.name for e in get_environments(Config.load(str(repo / "asv.conf.json")), None)]
+    assert len(names) == 1
+    assert "optax" in names[0]
+    assert "tabulate" in names[0]
+
+
+# --- the advice and the rules agree ---------------------------------------------------
+
+
+def test_the_advice_to_run_init_again_works(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = make_src_package(tmp_path / "tinyjax").root
+    assert main(["init", str(repo), "--jax", JAX]) == 0
+    out = capsys.readouterr().out
+    assert "run jaxbench init again with --force --jaxbench" in out  # a local jaxbench
+    again = ["init", str(repo), "--jax", JAX, "--jaxbench", "jaxbench==0.1.0"]
+    assert main(again) == 2
+    assert "replace them with --force" in capsys.readouterr().err
+    assert main([*again, "--force"]) == 0
+    flow = (repo / ".github" / "workflows" / "pr-bench.yml").read_text(encoding="utf-8")
+    assert 'JAXBENCH_REQUIREMENT: "jaxbench==0.1.0"' in flow
+    assert main(again) == 0  # and now the files are as init writes them
+    assert "nothing to do" in capsys.readouterr().out
+
+
+# --- make bench names a suite file that does not compile ------------------------------
+
+
+def test_make_measure_names_a_broken_suite_file_and_goes_on(tmp_path: Path) -> None:
+    (tmp_path / "benchmarks").mkdir()
+    (tmp_path / "benchmarks" / "broken.py").write_text("def f(:\n    pass\n")
+    fake = tmp_path / "fake-asv"
+    fake.write_text("#!/bin/sh\necho 'asv: discovery failed'\nexit 1\n")
+    fake.chmod(0o755)
+    recipe = targets((REPO / "Makefile").read_text(encoding="utf-8"))["measure"][1]
+    line = " ".join(recipe[recipe.index(next(r for r in recipe if r.startswith("{ asv run"))) :])
+    script = line.replace("\\ ", " ").replace("asv run", f"{fake} run")
+    script = script.split(" @if ")[0].replace(" @status=", "\nstatus=")
+    script = script.replace("$$", "$").replace("$(CURDIR)", str(tmp_path))
+    script = script.replace("$(ASV_LOG)", str(tmp_path / "asv.log"))
+    (tmp_path / ".asv").mkdir()
+    script = script.replace("$(MACHINE)", "m").replace("$(ASV_ARGS)", "")
+    script = script.replace("python -m compileall", f"{sys.executable} -m compileall")
+    done = subprocess.run(["sh", "-c", script], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "benchmarks/broken.py" in done.stdout + done.stderr
+    assert "asv: discovery failed" in (tmp_path / "asv.log").read_text()  # asv's output kept
+    assert "fix the suite file named above; going on" in done.stdout
+    # a suite that compiles: asv's exit 1 is a real failure, and stops make
+    (tmp_path / "benchmarks" / "broken.py").write_text("x = 1\n")
+    done = subprocess.run(["sh", "-c", script], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 1
