@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -454,6 +455,7 @@ def test_the_main_workflow_fails_on_a_newly_failing_benchmark(
             PATH=f"{bin_dir}:{os.environ['PATH']}",
             GITHUB_STEP_SUMMARY=str(summary),
             GITHUB_OUTPUT=str(output),
+            ASV_LOGS=str(logs),
         )
         done = subprocess.run(
             ["bash", "-eo", "pipefail", "-c", step["run"]],
@@ -466,12 +468,15 @@ def test_the_main_workflow_fails_on_a_newly_failing_benchmark(
         )
         return done, summary.read_text(), output.read_text()
 
+    logs = tmp_path / "asv-logs"  # what the publish job downloads from the measuring jobs
+    logs.mkdir()
+    shutil.copy2(run.log, logs / "asv-run-m1.log")
     done, summary, output = step_run(run.root)
     assert done.returncode == 0, done.stdout + done.stderr
     assert output == "newly-failing=1\n"
     assert "newly failing since" in summary
     assert "bench.Suite.time_step(1)  failed at 1 of 3 commits" in summary
-    assert "bench.track_always  failed at 3 of 3 commits" in summary
+    assert "bench.track_always  failed at 3 of 3 commits: ValueError: never worked" in summary
     assert "bench.track_always  failed at 3 of 3 commits" in done.stdout  # the log's end
     gate_run = subprocess.run(
         ["bash", "-c", gate["run"]], capture_output=True, text=True, check=False
