@@ -126,6 +126,8 @@ def ab_pair(kind: str, work: Path, env: dict[str, str], args: argparse.Namespace
     (result,) = [p for p in (repo / "results" / MACHINE).glob(f"{base[:8]}-*.json")]
     env_name = result.stem.split("-", 1)[1]
     done = _run([str(BIN / "jaxbench"), "ab", "--base-commit", base, "--head-commit", head,
+                 # this interpreter for both sides: the suites are all the code there is
+                 "--base-python", sys.executable, "--head-python", sys.executable,
                  "--base-benchmarks", str(base_dir / "benchmarks"),
                  "--head-benchmarks", str(head_dir / "benchmarks"),
                  "-b", "time_warm", "--rounds", str(args.rounds), "--second-look",

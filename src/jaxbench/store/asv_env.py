@@ -2,7 +2,9 @@
 
 :func:`asv_envs` lists every environment of the matrix as asv itself names
 them (asv's own ``get_environments``), with where asv built it; an
-environment ``asv run`` has not built yet has an empty ``python``.
+environment ``asv run`` has not built yet has an empty ``python``; an
+``existing`` one (``environment_type: existing``, ``--python=same``) is the
+interpreter it names.
 :func:`built_env` picks the one a command works in (``--env NAME``, or the
 only one that is built). Never imports jax.
 """
@@ -50,6 +52,8 @@ def asv_envs(config: Path) -> list[AsvEnv]:
         env_vars = tuple(sorted((str(k), str(v)) for k, v in env.env_vars.items()))
         requirements = tuple(sorted((str(k), str(v or "")) for k, v in env.requirements.items()))
         python = root / "bin" / "python"
+        if env.tool_name == "existing":  # asv runs that interpreter itself: nothing to build
+            python = Path(env.python)
         built = python.is_file()
         found.append(
             AsvEnv(
