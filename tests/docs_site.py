@@ -25,17 +25,13 @@ that changes. The pages include the text outputs with ``pymdownx.snippets``
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
-import http.server
 import io
 import os
 import re
 import shutil
 import sys
 import tempfile
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -260,30 +256,12 @@ def _comment_page(markdown_text: str) -> str:
     )
 
 
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
-@contextlib.contextmanager
-def _served(directory: Path) -> Iterator[str]:
-    handler = functools.partial(_Quiet, directory=str(directory))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
-
-
 def _photograph(site: Path, comment: Path, out: Path) -> None:
     """The screenshots, in headless Chromium; any console error or remote request fails."""
     from playwright.sync_api import sync_playwright
 
     from jaxbench.render import html, paired
+    from served import served
     from test_browser import CHROMIUM, CHROMIUM_ARGS
 
     if not CHROMIUM.exists():
@@ -292,7 +270,7 @@ def _photograph(site: Path, comment: Path, out: Path) -> None:
             "'apt-get install -y chromium' or set JAXBENCH_CHROMIUM"
         )
     problems: list[str] = []
-    with _served(site) as url, sync_playwright() as p:
+    with served(site) as url, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
             context = browser.new_context(viewport={"width": 1200, "height": 720})

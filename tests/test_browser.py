@@ -10,13 +10,10 @@ there; everything else is flat (time within +-1 %).
 from __future__ import annotations
 
 import datetime
-import functools
-import http.server
 import json
 import os
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from html.parser import HTMLParser
@@ -30,6 +27,7 @@ from asv.runner import BenchmarkResult
 
 from jaxbench.cli import main
 from jaxbench.render import html
+from served import served
 
 #: Debian's package (``.ci/run`` and the tests workflow install it); another with JAXBENCH_CHROMIUM.
 CHROMIUM = Path(os.environ.get("JAXBENCH_CHROMIUM", "/usr/bin/chromium"))
@@ -331,23 +329,10 @@ def test_refuses_to_replace_a_directory_that_is_not_a_site(tmp_path: Path) -> No
 # A real browser
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
 @pytest.fixture(scope="module")
 def site_url(published: PlantedHistory) -> Iterator[str]:
-    handler = functools.partial(_QuietHandler, directory=str(published.html_dir))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with served(published.html_dir) as url:
+        yield url
 
 
 @dataclass

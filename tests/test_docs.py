@@ -21,6 +21,7 @@ import pytest
 
 import docs_site
 from jaxbench.cli import COMMANDS
+from served import served
 from test_browser import CHROMIUM, CHROMIUM_ARGS
 
 REPO = Path(__file__).resolve().parents[1]
@@ -106,13 +107,13 @@ def test_a_broken_anchor_fails_the_build(site: Path, tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def served(site: Path) -> Iterator[str]:
-    with docs_site._served(site) as url:
+def site_url(site: Path) -> Iterator[str]:
+    with served(site) as url:
         yield url
 
 
 @pytest.mark.browser
-def test_every_page_opens_in_chromium_without_a_console_error(served: str) -> None:
+def test_every_page_opens_in_chromium_without_a_console_error(site_url: str) -> None:
     from playwright.sync_api import sync_playwright
 
     problems: list[str] = []
@@ -122,7 +123,7 @@ def test_every_page_opens_in_chromium_without_a_console_error(served: str) -> No
             tab: Any = browser.new_page()
 
             def route(request: Any) -> None:
-                if request.request.url.startswith(served):
+                if request.request.url.startswith(site_url):
                     request.continue_()
                 else:
                     problems.append(f"remote request {request.request.url}")
@@ -137,9 +138,9 @@ def test_every_page_opens_in_chromium_without_a_console_error(served: str) -> No
             tab.on("console", console)
             tab.on("pageerror", lambda e: problems.append(str(e)))
             for page in PAGES:
-                tab.goto(served + page, wait_until="load")
+                tab.goto(site_url + page, wait_until="load")
                 assert tab.locator("article h1").count() == 1, page
-            tab.goto(served + "history/index.html", wait_until="load")
+            tab.goto(site_url + "history/index.html", wait_until="load")
             pictures = tab.locator("article img")
             assert pictures.count() >= 4
             for i in range(pictures.count()):

@@ -22,14 +22,11 @@ starter's warm time once.
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
 import re
 import shutil
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +37,7 @@ from asv.results import Results
 
 from e2e_repo import ASV_BIN, MACHINE, asv, asv_environ
 from init_repo import LAYER_SUITE, Repo, make_flat_package, make_src_package
+from served import served
 from test_workflows import run_actionlint, run_zizmor
 
 pytestmark = pytest.mark.e2e
@@ -325,25 +323,12 @@ def test_ab_takes_7_digit_prefixes_and_finds_asv_s_environment(adopted: Adopted)
 # --- publish, in a real browser --------------------------------------------------------
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
 @pytest.fixture(scope="module")
 def site(adopted: Adopted) -> Iterator[str]:
     done = jaxbench(adopted.root, "publish")
     assert done.returncode == 0, done.stdout + done.stderr
-    handler = functools.partial(_QuietHandler, directory=str(adopted.root / "html"))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with served(adopted.root / "html") as url:
+        yield url
 
 
 @pytest.mark.browser
