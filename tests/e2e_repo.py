@@ -23,13 +23,16 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "ENV_NAME",
     "MACHINE",
+    "QUICK_FIGURES",
     "E2eRepo",
     "asv",
     "asv_environ",
+    "asv_run_same",
     "git",
     "make_repo",
     "write_conf",
@@ -208,3 +211,40 @@ def asv(
             f"asv {' '.join(args)} exited {done.returncode}\n{done.stdout}\n{done.stderr}"
         )
     return done
+
+
+#: What a quick asv run of a user's suites records: a warm time, accuracy and work.
+QUICK_FIGURES = r"time_warm|track_tolerance_used|track_work_flops"
+
+
+def asv_run_same(
+    project: Path, machine: str, env: dict[str, str]
+) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    """A real ``asv run --python=same --quick`` of ``project``'s ``benchmarks/`` at one commit.
+
+    The project becomes a git repository of one commit with an ``existing``
+    asv configuration (this interpreter, no virtualenv), as a user's own
+    suites would run in their development environment. Returns asv's process
+    and the ``results`` of the one result file it wrote (empty when none).
+    """
+    conf = {
+        "version": 1, "project": project.name, "repo": ".", "branches": ["HEAD"],
+        "environment_type": "existing", "benchmark_dir": "benchmarks",
+        "results_dir": "results", "html_dir": "html", "launch_method": "forkserver",
+    }  # fmt: skip
+    (project / "asv.conf.json").write_text(json.dumps(conf))
+    git(project, "init", "-q")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "the suites")
+    commit = git(project, "rev-parse", "HEAD")
+    command = [sys.executable, "-m", "asv"]
+    subprocess.run([*command, "machine", "--yes", "--machine", machine], cwd=project, env=env,
+                   capture_output=True, check=True)  # fmt: skip
+    done = subprocess.run(
+        [*command, "run", "--python=same", "--quick", "--show-stderr", "--set-commit-hash",
+         commit, "--machine", machine, "-b", QUICK_FIGURES],
+        cwd=project, env=env, capture_output=True, text=True, timeout=900, check=False,
+    )  # fmt: skip
+    files = [p for p in (project / "results" / machine).glob("*.json") if p.name != "machine.json"]
+    results: dict[str, Any] = json.loads(files[0].read_text())["results"] if files else {}
+    return done, results

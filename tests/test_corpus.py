@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from e2e_repo import git
+from e2e_repo import asv_run_same
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "corpus" / "idioms.py"
@@ -100,30 +100,11 @@ def test_the_whole_corpus_under_a_real_asv_run(tmp_path: Path) -> None:
     (repo / "benchmarks").mkdir(parents=True)
     (repo / "benchmarks" / "__init__.py").write_text("")
     shutil.copy(CORPUS, repo / "benchmarks" / "idioms.py")
-    conf = {
-        "version": 1, "project": "corpus", "repo": ".", "branches": ["HEAD"],
-        "environment_type": "existing", "benchmark_dir": "benchmarks",
-        "results_dir": "results", "html_dir": "html", "launch_method": "forkserver",
-    }  # fmt: skip
-    (repo / "asv.conf.json").write_text(json.dumps(conf))
-    git(repo, "init", "-q")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "corpus")
-    commit = git(repo, "rev-parse", "HEAD")
-    env = _env(HOME=str(tmp_path), JAXBENCH_MACHINE="corpus-box")
-    asv = [sys.executable, "-m", "asv"]
-    subprocess.run([*asv, "machine", "--yes", "--machine", "corpus-box"], cwd=repo, env=env,
-                   capture_output=True, check=True)  # fmt: skip
-    done = subprocess.run(
-        [*asv, "run", "--python=same", "--quick", "--show-stderr", "--set-commit-hash", commit,
-         "--machine", "corpus-box", "-b", r"time_warm|track_tolerance_used|track_work_flops"],
-        cwd=repo, env=env, capture_output=True, text=True, timeout=900, check=False,
-    )  # fmt: skip
+    done, results = asv_run_same(
+        repo, "corpus-box", _env(HOME=str(tmp_path), JAXBENCH_MACHINE="corpus-box")
+    )
     output = done.stdout + done.stderr
     assert done.returncode in (0, 2), output[-3000:]  # 2: the one idiom that must fail
-    (result_file,) = (p for p in (repo / "results" / "corpus-box").glob("*.json")
-                      if p.name != "machine.json")  # fmt: skip
-    results = json.loads(result_file.read_text())["results"]
     for idiom in idioms.IDIOMS:
         suite = f"idioms.{idioms.suite_name(idiom)}"
         (warm,) = results[f"{suite}.time_warm"][0]

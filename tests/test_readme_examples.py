@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from e2e_repo import git
+from e2e_repo import asv_run_same
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -110,35 +110,15 @@ def test_asv_discovers_the_readme_suites(project: Path) -> None:
 
 @pytest.mark.e2e
 def test_every_readme_example_under_a_real_asv_run(project: Path, tmp_path: Path) -> None:
-    conf = {
-        "version": 1, "project": "readme", "repo": ".", "branches": ["HEAD"],
-        "environment_type": "existing", "benchmark_dir": "benchmarks",
-        "results_dir": "results", "html_dir": "html", "launch_method": "forkserver",
-    }  # fmt: skip
-    (project / "asv.conf.json").write_text(json.dumps(conf))
-    git(project, "init", "-q")
-    git(project, "add", "-A")
-    git(project, "commit", "-qm", "the README's suites")
-    commit = git(project, "rev-parse", "HEAD")
     home = tmp_path / "home"
     home.mkdir()
     # the project's tinyjax, as if installed (asv drops PYTHONPATH, keeps ASV_PYTHONPATH)
     env = {**_env(project), "HOME": str(home), "JAXBENCH_MACHINE": "readme-box",
            "ASV_PYTHONPATH": str(project)}  # fmt: skip
-    asv = [sys.executable, "-m", "asv"]
-    subprocess.run([*asv, "machine", "--yes", "--machine", "readme-box"], cwd=project, env=env,
-                   capture_output=True, check=True)  # fmt: skip
-    done = subprocess.run(
-        [*asv, "run", "--python=same", "--quick", "--show-stderr", "--set-commit-hash", commit,
-         "--machine", "readme-box", "-b", r"time_warm|track_tolerance_used|track_work_flops"],
-        cwd=project, env=env, capture_output=True, text=True, timeout=900, check=False,
-    )  # fmt: skip
+    done, results = asv_run_same(project, "readme-box", env)
     output = done.stdout + done.stderr
     assert done.returncode == 0, output[-3000:]  # was: my_training's figures failed (exit 2)
     assert "Array has been deleted" not in output
-    (result_file,) = (p for p in (project / "results" / "readme-box").glob("*.json")
-                      if p.name != "machine.json")  # fmt: skip
-    results = json.loads(result_file.read_text())["results"]
     suites = {
         "my_model.Predict": 2,
         "my_training.TrainStep": 1,
