@@ -68,6 +68,10 @@ def _normalise(line: str) -> str:
     return line.strip()
 
 
+#: This repository's own set-up steps (the written Makefile uses the user's jaxbench).
+VENV_STAMPS = ("$(BIN)/.installed", "$(BIN)/.bench-installed")
+
+
 def targets(text: str) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
     """Makefile target -> (prerequisites but the venv stamp, normalised recipe lines)."""
     found: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
@@ -76,7 +80,7 @@ def targets(text: str) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
         match = re.match(r"^([a-z][a-z-]*):(?!=)(.*)$", line)
         if not match:
             continue
-        prereqs = tuple(p for p in match.group(2).split() if p != "$(BIN)/.installed")
+        prereqs = tuple(p for p in match.group(2).split() if p not in VENV_STAMPS)
         recipe = []
         for body in lines[i + 1 :]:
             if not body.startswith("\t"):

@@ -518,3 +518,130 @@ def test_ab_takes_the_7_digit_prefixes_git_prints(tmp_path: Path) -> None:
     assert unknown.returncode == 2
     assert "'nosuchref' is not a commit hash or a commit git resolves" in unknown.stderr
     assert len(unknown.stderr.strip().splitlines()) == 1
+
+
+# --- fork servers and concurrent rounds ----------------------------------------------
+
+FORKED = textwrap.dedent(
+    """
+    import os
+    import time
+
+    def _note(name):
+        with open(os.environ["PID_LOG"], "a") as log:
+            log.write(f"{{name}} {{os.getpid()}} {{time.monotonic()}}\\n")
+
+    _note("import")
+
+    class One:
+        number = 1
+
+        def setup(self):
+            _note("setup")
+            {setup}
+
+        def time_it(self):
+            time.sleep({sleep})
+
+        def teardown(self):
+            _note("teardown")
+    """
+)
+
+
+def _forked_suite(root: Path, *, sleep: float = 0.0005, setup: str = "pass") -> Path:
+    root.mkdir(parents=True)
+    (root / "__init__.py").write_text("")
+    (root / "forked.py").write_text(FORKED.format(sleep=sleep, setup=setup))
+    return root
+
+
+def _noted(log: Path) -> list[tuple[str, int, float]]:
+    return [
+        (n, int(p), float(t)) for n, p, t in (ln.split() for ln in log.read_text().splitlines())
+    ]
+
+
+def test_a_fork_server_imports_the_suite_once_and_forks_a_fresh_worker_per_round(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "pids.txt"
+    env = (("PID_LOG", str(log)),)
+    base, head = (
+        Side(label, sys.executable, _forked_suite(tmp_path / label / "b"), environ=env,
+             forkserver=True)
+        for label in ("base", "head")
+    )  # fmt: skip
+    ((b, h),) = run_lockstep_suite(base, head, [Item("forked.One.time_it")], rounds=3, per_round=4)
+    assert len(b.samples) == len(h.samples) == 12
+    assert not b.failure
+    assert not h.failure
+    noted = _noted(log)
+    importers = {pid for name, pid, _ in noted if name == "import"}
+    workers = {pid for name, pid, _ in noted if name == "setup"}
+    assert len(importers) == 2  # one server per side, for every round
+    assert len(workers) == 3 * 2  # a fresh process per side and round
+    assert not importers & workers
+
+
+def test_a_forked_worker_that_fails_or_hangs_ends_alone_and_the_server_forks_on(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "pids.txt"
+    env = (("PID_LOG", str(log)),)
+    base = Side(
+        "base", sys.executable, _forked_suite(tmp_path / "b" / "b"), environ=env, forkserver=True
+    )
+    head = Side(
+        "head", sys.executable,
+        _forked_suite(tmp_path / "h" / "b", setup='raise RuntimeError("broken")'),
+        environ=env, forkserver=True,
+    )  # fmt: skip
+    stuck = Side(
+        "head", sys.executable, _forked_suite(tmp_path / "s" / "b", sleep=1000), environ=env,
+        forkserver=True,
+    )  # fmt: skip
+    ((b, h),) = run_lockstep_suite(base, head, [Item("forked.One.time_it")], rounds=2, per_round=3)
+    assert "RuntimeError: broken" in h.failure
+    assert len(b.samples) == 6  # base goes on alone, round after round
+    item = Item("forked.One.time_it", None, timeout=2.0)
+    ((b, s),) = run_lockstep_suite(base, stuck, [item], rounds=2, per_round=2)
+    assert "no answer within 2 s" in s.failure
+    assert len(b.samples) == 4
+
+
+def test_concurrent_rounds_overlap_on_cpus_of_their_own_and_keep_every_sample(
+    tmp_path: Path,
+) -> None:
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: rounds cannot run on CPUs of their own")
+    log = tmp_path / "pids.txt"
+    env = (("PID_LOG", str(log)),)
+    base, head = (
+        Side(label, sys.executable, _forked_suite(tmp_path / label / "b", sleep=0.05), environ=env)
+        for label in ("base", "head")
+    )
+    ((b, h),) = run_lockstep_suite(
+        base, head, [Item("forked.One.time_it")], rounds=3, per_round=4, parallel=2
+    )
+    assert len(b.samples) == len(h.samples) == 12
+    spans: dict[int, list[float]] = {}
+    for name, pid, at in _noted(log):
+        if name in ("setup", "teardown"):
+            spans.setdefault(pid, []).append(at)
+    ordered = sorted((min(t), max(t)) for t in spans.values())
+    assert len(ordered) == 3 * 2
+    # round 0 runs alone (it fills the compilation cache); rounds 1 and 2 at once
+    first_end = max(end for _, end in ordered[:2])
+    later = ordered[2:]
+    assert all(start >= first_end for start, _ in later)
+    assert min(end for _, end in later) > max(start for start, _ in later)
+
+
+def test_concurrent_rounds_fit_the_cpus_and_none_without_pinning() -> None:
+    from jaxbench.lockstep.coordinator import concurrent_rounds
+
+    cpus = len(os.sched_getaffinity(0))
+    assert concurrent_rounds(1) == cpus
+    assert concurrent_rounds(cpus) == 1
+    assert concurrent_rounds(0) == 1

@@ -54,6 +54,19 @@ def add_asv_log_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_parallel_argument(parser: argparse.ArgumentParser) -> None:
+    """``--parallel`` of the lockstep commands (``args.parallel``; None: as many as fit)."""
+    parser.add_argument(
+        "--parallel",
+        type=positive_int,
+        default=None,
+        metavar="ROUNDS",
+        help="rounds run at once, each on CPUs of its own (--cpus each); the two processes "
+        "of a round still share theirs (default: as many as this process's CPUs hold; "
+        "1 with --cpus 0)",
+    )
+
+
 def add_compile_cache_argument(parser: argparse.ArgumentParser) -> None:
     """``--no-compile-cache`` of the lockstep commands (``args.compile_cache``)."""
     parser.add_argument(

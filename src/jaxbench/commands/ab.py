@@ -42,10 +42,8 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import itertools
 import math
 import os
-import re
 import shutil
 import statistics
 import sys
@@ -63,6 +61,7 @@ from jaxbench.analyse.stats import (
 )
 from jaxbench.commands import (
     add_compile_cache_argument,
+    add_parallel_argument,
     add_side_arguments,
     non_negative_int,
     open_sides_of,
@@ -70,14 +69,14 @@ from jaxbench.commands import (
 )
 from jaxbench.errors import UsageError
 from jaxbench.lockstep.coordinator import (
-    DEFAULT_TIMEOUT,
-    Item,
     Side,
     SideResult,
     compile_cache_environ,
+    concurrent_rounds,
     list_benchmarks,
     run_lockstep_suite,
 )
+from jaxbench.lockstep.listing import items_of, selected
 from jaxbench.render.progress import Progress
 from jaxbench.store.asv_results import load_or_new, save_atomic
 from jaxbench.store.machine import check_name, probe, write_machine
@@ -124,6 +123,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "0: no pinning (default: %(default)s; see docs/pull-requests.md)",
     )
     add_compile_cache_argument(parser)
+    add_parallel_argument(parser)
     parser.add_argument("--machine", required=True, help="machine name for the results")
     parser.add_argument(
         "--env",
@@ -136,23 +136,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _selected(benchmarks: list[dict[str, Any]], patterns: list[str] | None) -> list[dict[str, Any]]:
-    if not patterns:
-        return benchmarks
-    try:
-        compiled = [re.compile(p) for p in patterns]
-    except re.error as exc:
-        raise UsageError(f"--bench: bad regular expression: {exc}") from None
-    return [b for b in benchmarks if any(c.search(str(b.get("name", ""))) for c in compiled)]
-
-
-def _combos(bench: dict[str, Any]) -> list[int | None]:
-    params = bench.get("params") or []
-    if not params:
-        return [None]
-    return list(range(len(list(itertools.product(*params)))))
-
-
 def _check_python(side: Side) -> None:
     """Fail early, before anything is printed or run, on a Python that is not there."""
     found = shutil.which(side.python)
@@ -162,14 +145,6 @@ def _check_python(side: Side) -> None:
             "give the interpreter of an environment where that commit and asv_runner "
             "are installed"
         )
-
-
-def _timeout(bench: dict[str, Any]) -> float:
-    """The benchmark's asv ``timeout`` (seconds), asv's default when unset or odd."""
-    value = bench.get("timeout")
-    if isinstance(value, int | float) and math.isfinite(value) and value > 0:
-        return float(value)
-    return DEFAULT_TIMEOUT
 
 
 def _fmt_us(seconds: float) -> str:
@@ -229,7 +204,7 @@ def _run(args: argparse.Namespace, base: Side, head: Side) -> int:
         )
     if args.base_commit == args.head_commit:
         raise UsageError("--base-commit and --head-commit are the same; give two commits")
-    listed = _selected(list_benchmarks(head), args.bench)
+    listed = selected(list_benchmarks(head), args.bench)
     if not listed:
         raise UsageError(
             f"no asv time benchmark in {head.benchmarks} matches {args.bench}; "
@@ -247,7 +222,7 @@ def _run(args: argparse.Namespace, base: Side, head: Side) -> int:
         f"{args.head_commit[:8]}",
         file=sys.stderr,
     )
-    items = [Item(str(b["name"]), idx, _timeout(b)) for b in listed for idx in _combos(b)]
+    items = [item for _, item in items_of(listed)]
     looked_again: list[int] = []
 
     def more(index: int, base_result: SideResult, head_result: SideResult) -> bool:
@@ -270,6 +245,7 @@ def _run(args: argparse.Namespace, base: Side, head: Side) -> int:
             per_round=args.per_round,
             cpus=args.cpus,
             progress=progress.rounds,
+            parallel=args.parallel or concurrent_rounds(args.cpus),
             more_rounds=args.second_look,
             more=more,
         )

@@ -27,7 +27,6 @@ import contextlib
 import itertools
 import json
 import os
-import re
 import sys
 import tempfile
 import time
@@ -37,18 +36,24 @@ from pathlib import Path
 
 from jaxbench.analyse.paired_history import estimate_pair, flagged_in_pair, wants_second_look
 from jaxbench.analyse.stats import DEFAULT_ALPHA, PAIRED_FACTOR
-from jaxbench.commands import add_compile_cache_argument, non_negative_int, positive_int
+from jaxbench.commands import (
+    add_compile_cache_argument,
+    add_parallel_argument,
+    non_negative_int,
+    positive_int,
+)
 from jaxbench.errors import UsageError
 from jaxbench.lockstep.checkout import asv_side, commit_site
 from jaxbench.lockstep.coordinator import (
-    DEFAULT_TIMEOUT,
-    Item,
     SideResult,
     compile_cache_environ,
+    concurrent_rounds,
     list_benchmarks,
     run_lockstep_suite,
 )
+from jaxbench.lockstep.listing import items_of, param_values, selected
 from jaxbench.render.progress import Progress
+from jaxbench.store.asv_conf import forks_workers
 from jaxbench.store.asv_env import AsvEnv, asv_envs
 from jaxbench.store.git import git
 from jaxbench.store.paired import PairedEstimate, PairedRun, paired_path, write_paired
@@ -105,6 +110,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="do not pair the oldest commit with the earlier measured one",
     )
     add_compile_cache_argument(parser)
+    add_parallel_argument(parser)
     parser.add_argument("--force", action="store_true", help="measure pairs already on file")
     parser.add_argument(
         "--unmeasured",
@@ -138,39 +144,6 @@ def _previous(repo: Path, oldest: str, results: Path, machine: str, env: str) ->
             if _has_results(results, machine, commit, env):
                 return commit
     return None
-
-
-def _params(bench: dict[str, object], idx: int | None) -> tuple[str, ...]:
-    params = bench.get("params") or []
-    if idx is None or not isinstance(params, list):
-        return ()
-    return tuple(str(p) for p in list(itertools.product(*params))[idx])
-
-
-def _items(bench: dict[str, object]) -> list[int | None]:
-    params = bench.get("params") or []
-    if not params or not isinstance(params, list):
-        return [None]
-    return list(range(len(list(itertools.product(*params)))))
-
-
-def _selected(
-    benchmarks: list[dict[str, object]], patterns: list[str] | None
-) -> list[dict[str, object]]:
-    if not patterns:
-        return benchmarks
-    try:
-        compiled = [re.compile(p) for p in patterns]
-    except re.error as exc:
-        raise UsageError(f"--bench: bad regular expression: {exc}") from None
-    return [b for b in benchmarks if any(c.search(str(b.get("name", ""))) for c in compiled)]
-
-
-def _timeout(bench: dict[str, object]) -> float:
-    value = bench.get("timeout")
-    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
-        return float(value)
-    return DEFAULT_TIMEOUT
 
 
 @contextlib.contextmanager
@@ -250,7 +223,7 @@ def run(args: argparse.Namespace) -> int:
         for step, (env, base, head) in enumerate(pending, start=1):
             made += _one_pair(
                 args, repo, env, base, head, bench_dir, results, scratch, fingerprint,
-                progress.within(step),
+                progress.within(step), fork=forks_workers(conf),
             )  # fmt: skip
         progress.close()
     print(f"jaxbench pair-history: {made} pair(s) measured", file=sys.stderr)
@@ -268,14 +241,15 @@ def _one_pair(
     scratch: Path,
     fingerprint: str | None,
     progress: Callable[[int, int], None] | None = None,
+    *,
+    fork: bool = False,
 ) -> int:
     sides = []
     for label, commit in (("base", base), ("head", head)):
         site = commit_site(repo, commit, env.cache, args.source_root, scratch / env.name)
-        sides.append(asv_side(label, env, site, bench_dir))
-    listed = _selected(list_benchmarks(sides[1]), args.bench)
-    pairs = [(b, idx) for b in listed for idx in _items(b)]
-    items = [Item(str(b["name"]), idx, _timeout(b)) for b, idx in pairs]
+        sides.append(asv_side(label, env, site, bench_dir, forkserver=fork))
+    pairs = items_of(selected(list_benchmarks(sides[1]), args.bench))
+    items = [item for _, item in pairs]
     first_look = args.rounds if args.second_look else None
     looked_again: list[int] = []
 
@@ -298,22 +272,22 @@ def _one_pair(
             per_round=args.per_round,
             cpus=args.cpus,
             together=True,
+            parallel=args.parallel or concurrent_rounds(args.cpus),
             progress=progress,
             more_rounds=args.second_look,
             more=more,
         )
     took = time.perf_counter() - clock
     estimates: list[PairedEstimate] = []
-    for (bench, idx), (b, h) in zip(pairs, outcomes, strict=True):
+    for (bench, item), (b, h) in zip(pairs, outcomes, strict=True):
         if b.failure or h.failure or b.skip or h.skip:
             reasons = [w for w in (b.failure, h.failure, b.skip, h.skip) if w]
             why = next((w for w in reasons if not w.startswith("not sampled")), reasons[0])
-            label = Item(str(bench["name"]), idx).label
-            print(f"jaxbench pair-history:   {label}: not paired ({why})", file=sys.stderr)
+            print(f"jaxbench pair-history:   {item.label}: not paired ({why})", file=sys.stderr)
             continue
         estimate = estimate_pair(
             str(bench["name"]),
-            _params(bench, idx),
+            param_values(bench, item.param_idx),
             b.samples,
             h.samples,
             per_round=args.per_round,

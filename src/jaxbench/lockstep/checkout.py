@@ -27,6 +27,7 @@ from pathlib import Path
 
 from jaxbench.errors import UsageError
 from jaxbench.lockstep.coordinator import Side
+from jaxbench.store.asv_conf import forks_workers, read_asv_conf
 from jaxbench.store.asv_env import AsvEnv, built_env
 from jaxbench.store.git import resolve_commit
 
@@ -75,10 +76,13 @@ def asv_side(
     env: AsvEnv,
     site: Path,
     benchmarks: Path,
+    *,
+    forkserver: bool = False,
 ) -> Side:
-    """A side that runs ``env``'s Python with ``site`` in front, as asv runs a benchmark."""
+    """A side that runs ``env``'s Python with ``site`` in front, as asv runs a benchmark
+    (``forkserver``: its workers forked from a server, as asv's launch method of that name)."""
     environ = (*env.env_vars, ("PYTHONPATH", str(site)))
-    return Side(label, env.python, benchmarks, environ=environ)
+    return Side(label, env.python, benchmarks, environ=environ, forkserver=forkserver)
 
 
 def resolve_side_commit(repo: Path, option: str, text: str) -> tuple[str, bool]:
@@ -162,6 +166,7 @@ def open_sides(
         )
         return
     env = built_env(config, env_name)
+    fork = forks_workers(read_asv_conf(config))
     for option, commit, known in (
         ("--base-commit", base, base_known),
         ("--head-commit", head, head_known),
@@ -175,10 +180,18 @@ def open_sides(
         into = Path(scratch)
         yield Sides(
             asv_side(
-                "base", env, commit_site(repo, base, env.cache, source_root, into), base_benchmarks
+                "base",
+                env,
+                commit_site(repo, base, env.cache, source_root, into),
+                base_benchmarks,
+                forkserver=fork,
             ),
             asv_side(
-                "head", env, commit_site(repo, head, env.cache, source_root, into), head_benchmarks
+                "head",
+                env,
+                commit_site(repo, head, env.cache, source_root, into),
+                head_benchmarks,
+                forkserver=fork,
             ),
             base,
             head,

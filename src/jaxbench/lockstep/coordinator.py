@@ -38,9 +38,11 @@ import contextlib
 import json
 import os
 import select
+import signal
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,6 +58,7 @@ __all__ = [
     "Side",
     "SideResult",
     "compile_cache_environ",
+    "concurrent_rounds",
     "list_benchmarks",
     "round_cpus",
     "run_lockstep",
@@ -84,6 +87,10 @@ class Side:
     #: Extra environment variables of this side's workers (e.g. a
     #: ``PYTHONPATH`` that puts this side's commit in front of the installed one).
     environ: tuple[tuple[str, str], ...] = ()
+    #: Fork each round's worker from a server that imported the suite once
+    #: (``worker.py --serve``), as asv's ``forkserver`` launch method does;
+    #: False starts a new interpreter per round, as ``spawn``.
+    forkserver: bool = False
 
 
 @dataclass(frozen=True)
@@ -149,13 +156,16 @@ class WorkerError(JaxbenchError):
 class _Worker:
     """A live worker process speaking JSON lines."""
 
-    def __init__(self, side: Side, stderr: IO[str], cpus: tuple[int, ...] = ()) -> None:
+    def __init__(
+        self, side: Side, stderr: IO[str], cpus: tuple[int, ...] = (), *, serve: bool = False
+    ) -> None:
         self.side = side
         self._stderr = stderr
         pin = [",".join(str(c) for c in cpus)] if cpus else []
+        args = ["--serve", str(side.benchmarks)] if serve else [str(side.benchmarks), *pin]
         try:
             self.proc = subprocess.Popen(
-                [side.python, str(side.worker), str(side.benchmarks), *pin],
+                [side.python, str(side.worker), *args],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=stderr,
@@ -180,18 +190,32 @@ class _Worker:
 
     def receive(self, timeout: float | None = None) -> dict[str, Any]:
         """The next answer; a worker silent for ``timeout`` seconds is killed."""
+        answer = self.read(timeout)
+        if "error" in answer:
+            raise WorkerError(str(answer["error"]))
+        return answer
+
+    def silent(self, timeout: float | None) -> bool:
+        """True when no answer came within ``timeout`` seconds."""
         assert self.proc.stdout is not None
-        # One answer per request, so nothing is left in the reader's buffer
-        # between answers and select() on the pipe is accurate.
-        if timeout is not None:
-            ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
-            if not ready:
-                self.proc.kill()
-                self.proc.wait()
-                raise WorkerError(
-                    f"{self.side.label} worker: no answer within {timeout:g} s "
-                    "(the benchmark's timeout); killed"
-                )
+        # One answer per request (a fork server's "exited" line is read at
+        # once after the answer before it), so nothing is left in the
+        # reader's buffer between answers and select() on the pipe is accurate.
+        if timeout is None:
+            return False
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        return not ready
+
+    def read(self, timeout: float | None = None) -> dict[str, Any]:
+        """The next protocol line, errors included; a worker silent for ``timeout`` is killed."""
+        assert self.proc.stdout is not None
+        if self.silent(timeout):
+            self.proc.kill()
+            self.proc.wait()
+            raise WorkerError(
+                f"{self.side.label} worker: no answer within {timeout:g} s "
+                "(the benchmark's timeout); killed"
+            )
         line = self.proc.stdout.readline()
         if not line:
             raise self._died()
@@ -203,8 +227,6 @@ class _Worker:
             ) from None
         if not isinstance(answer, dict):
             raise WorkerError(f"{self.side.label} worker answered {answer!r}")
-        if "error" in answer:
-            raise WorkerError(str(answer["error"]))
         return answer
 
     def ask(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
@@ -213,13 +235,17 @@ class _Worker:
 
     def _died(self) -> WorkerError:
         self.proc.wait(timeout=30)
+        return self.exited(self.proc.returncode)
+
+    def exited(self, status: int | None) -> WorkerError:
+        """The error of a worker that ended with ``status``, with its last line of output."""
         self._stderr.flush()
         self._stderr.seek(0)
         lines = [ln.strip() for ln in self._stderr.read().splitlines() if ln.strip()]
+        self._stderr.seek(0, os.SEEK_END)
         last = lines[-1] if lines else "no output"
         return WorkerError(
-            f"{self.side.label} worker ({self.side.python}) exited with status "
-            f"{self.proc.returncode}: {last}"
+            f"{self.side.label} worker ({self.side.python}) exited with status {status}: {last}"
         )
 
     def close(self) -> None:
@@ -233,6 +259,75 @@ class _Worker:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+
+
+class _Forked:
+    """A worker forked by a fork server (``worker.py --serve``), on the server's pipes.
+
+    It speaks the worker protocol; when it ends (``close``, a failure, a
+    crash, or killed for silence) the server answers ``{"exited": status}``,
+    which is read here, so the next fork starts from an empty pipe.
+    """
+
+    def __init__(self, server: _Worker, cpus: tuple[int, ...]) -> None:
+        self._server = server
+        self.side = server.side
+        self._ended = False
+        server.send({"op": "fork", "cpus": ",".join(str(c) for c in cpus)})
+        answer = server.receive(DEFAULT_TIMEOUT)
+        if "forked" not in answer:
+            raise WorkerError(f"{self.side.label} fork server answered {answer!r}")
+        self.pid = int(answer["forked"])
+
+    def send(self, request: dict[str, Any]) -> None:
+        if self._ended:
+            raise WorkerError(f"{self.side.label} worker has ended")
+        self._server.send(request)
+
+    def receive(self, timeout: float | None = None) -> dict[str, Any]:
+        if self._server.silent(timeout):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+            self._end()
+            raise WorkerError(
+                f"{self.side.label} worker: no answer within {timeout:g} s "
+                "(the benchmark's timeout); killed"
+            )
+        answer = self._server.read()
+        if "exited" in answer:  # it ended without answering
+            self._ended = True
+            raise self._server.exited(int(answer["exited"]))
+        if "error" in answer:  # it reported, then ends
+            self._end()
+            raise WorkerError(str(answer["error"]))
+        return answer
+
+    def ask(self, request: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+        self.send(request)
+        answer = self.receive(timeout)
+        if request.get("op") == "close":
+            self._end()
+        return answer
+
+    def _end(self) -> None:
+        """Read the server's line for this worker's end (it has ended or is ending)."""
+        if not self._ended:
+            self._ended = True
+            # No select() here: that line may already sit in the reader's buffer,
+            # read with the answer before it; the server writes it at the end.
+            answer = self._server.read()
+            if "exited" not in answer:
+                raise WorkerError(f"{self.side.label} fork server answered {answer!r}")
+
+    def close(self) -> None:
+        """End the worker if it is still serving; the server stays, for the next fork."""
+        if not self._ended:
+            with contextlib.suppress(WorkerError):
+                self.ask({"op": "close"}, DEFAULT_TIMEOUT)
+
+
+#: Starts side ``i``'s worker for a round on the given CPUs.
+_Start = Callable[[ExitStack, int, tuple[int, ...]], "_Worker | _Forked"]
 
 
 def round_cpus(per_round_cpus: int, round_index: int) -> tuple[int, ...]:
@@ -293,6 +388,10 @@ class _Collected:
     def done(self) -> bool:
         return bool(self.failure or self.skip)
 
+    def fresh(self) -> _Collected:
+        """An empty copy for one round: no samples, this one's state otherwise."""
+        return _Collected([], self.number, self.failure, self.skip)
+
 
 @dataclass(frozen=True)
 class Item:
@@ -348,6 +447,7 @@ def run_lockstep_suite(
     together: bool = False,
     more_rounds: int = 0,
     more: Callable[[int, SideResult, SideResult], bool] | None = None,
+    parallel: int = 1,
 ) -> list[tuple[SideResult, SideResult]]:
     """Sample every item at base and head, in lockstep; one worker pair per round.
 
@@ -365,12 +465,63 @@ def run_lockstep_suite(
     get ``more_rounds`` further rounds, in fresh worker pairs that serve only
     them; their samples are appended, so the first ``rounds * per_round``
     samples are still the first look's.
+
+    ``parallel`` rounds run at once, each pinned to CPUs of its own
+    (:func:`concurrent_rounds` says how many fit): the two processes of a
+    round still share their CPUs and are sampled within milliseconds of each
+    other, so a round's estimate stays side by side; only the rounds, the
+    independent units, overlap. Samples are kept in round order, whatever
+    order the rounds of a batch finish in. A batch never spans the two looks,
+    and the first round runs alone (it fills the compilation cache).
     """
-    if rounds < 1 or per_round < 1 or more_rounds < 0:
-        raise ValueError("rounds and per_round must be >= 1, more_rounds >= 0")
+    if rounds < 1 or per_round < 1 or more_rounds < 0 or parallel < 1:
+        raise ValueError("rounds, per_round and parallel must be >= 1, more_rounds >= 0")
+    with ExitStack() as servers:
+        starts = [_starter((base, head), servers) for _ in range(parallel)]
+        return _suite_rounds(
+            starts, items, rounds, per_round, cpus, progress, together, more_rounds, more
+        )
+
+
+def _starter(sides: tuple[Side, Side], servers: ExitStack) -> _Start:
+    """How one slot of concurrent rounds starts a side's worker: a fork from that
+    side's server (started on first use, kept until ``servers`` closes), or a
+    new process."""
+    started: dict[int, _Worker] = {}
+
+    def start(stack: ExitStack, i: int, cpus: tuple[int, ...]) -> _Worker | _Forked:
+        side = sides[i]
+        if not side.forkserver:
+            err = stack.enter_context(tempfile.TemporaryFile("w+", encoding="utf-8"))  # noqa: SIM115
+            return _Worker(side, err, cpus)
+        server = started.get(i)
+        if server is None or server.proc.poll() is not None:
+            err = servers.enter_context(tempfile.TemporaryFile("w+", encoding="utf-8"))  # noqa: SIM115
+            server = _Worker(side, err, serve=True)
+            servers.callback(server.close)
+            started[i] = server
+        return _Forked(server, cpus)
+
+    return start
+
+
+def _suite_rounds(
+    starts: list[_Start],
+    items: Sequence[Item],
+    rounds: int,
+    per_round: int,
+    cpus: int,
+    progress: Callable[[int, int], None] | None,
+    together: bool,
+    more_rounds: int,
+    more: Callable[[int, SideResult, SideResult], bool] | None,
+) -> list[tuple[SideResult, SideResult]]:
+    parallel = len(starts)
     collected = [[_Collected([]), _Collected([])] for _ in items]
     chosen = list(range(len(items)))
-    for round_index in range(rounds + more_rounds):
+    total = rounds + more_rounds
+    round_index = 0
+    while round_index < total:
         if round_index == rounds:
             firsts = _results(collected)
             chosen = [
@@ -382,25 +533,82 @@ def run_lockstep_suite(
             ]
         if all(collected[i][0].done and collected[i][1].done for i in chosen):
             break
+        # The first round runs alone: it fills the rounds' shared compilation
+        # cache, which jax writes without a lock, before any round reads it.
+        width = 1 if round_index == 0 else parallel
+        end = min(round_index + width, rounds if round_index < rounds else total)
+        batch = range(round_index, end)
+        copies = _run_batch(starts, items, chosen, collected, per_round, cpus, batch)
+        for copy in copies:  # in round order
+            _merge(collected, copy)
+            if together:
+                _together(collected)
+        round_index = end
+        if progress is not None:
+            progress(round_index, rounds if round_index <= rounds else total)
+    return _results(collected)
+
+
+def concurrent_rounds(per_round_cpus: int) -> int:
+    """How many rounds can run at once on CPUs of their own (1 without pinning)."""
+    if per_round_cpus <= 0 or not hasattr(os, "sched_getaffinity"):
+        return 1
+    return max(1, len(os.sched_getaffinity(0)) // per_round_cpus)
+
+
+def _run_batch(
+    starts: list[_Start],
+    items: Sequence[Item],
+    chosen: list[int],
+    collected: list[list[_Collected]],
+    per_round: int,
+    cpus: int,
+    batch: range,
+) -> list[list[list[_Collected]]]:
+    """Run the rounds of ``batch`` at once, each into its own copy of ``collected``."""
+
+    def one(slot: int, round_index: int) -> list[list[_Collected]]:
+        copy = [[c.fresh() for c in pair] for pair in collected]
         shift = round_index % len(chosen) if chosen else 0
         order = chosen[shift:] + chosen[:shift]
         _one_round(
-            (base, head),
-            [(items[i], collected[i]) for i in order],
+            starts[slot],
+            [(items[i], copy[i]) for i in order],
             per_round,
             round_index,
             round_cpus(cpus, round_index),
         )
-        if together:
-            for pair in collected:
-                for i in (0, 1):
-                    other = pair[1 - i]
-                    if other.done and not pair[i].done:
-                        side = ("base", "head")[1 - i]
-                        pair[i].failure = f"not sampled: the {side} side failed or skipped"
-        if progress is not None:
-            progress(round_index + 1, rounds if round_index < rounds else rounds + more_rounds)
-    return _results(collected)
+        return copy
+
+    if len(batch) == 1:
+        return [one(0, batch[0])]
+    with ThreadPoolExecutor(max_workers=len(batch)) as pool:
+        futures = [pool.submit(one, slot, r) for slot, r in enumerate(batch)]
+        return [f.result() for f in futures]
+
+
+def _merge(collected: list[list[_Collected]], copy: list[list[_Collected]]) -> None:
+    """Add one round's samples (and any failure or skip) to what was collected."""
+    for pair, new in zip(collected, copy, strict=True):
+        for mine, theirs in zip(pair, new, strict=True):
+            if mine.done:
+                continue
+            if mine.number and theirs.number and theirs.number != mine.number:
+                mine.failure = "the benchmark's number changed between rounds"
+                continue
+            mine.number = mine.number or theirs.number
+            mine.samples.extend(theirs.samples)
+            mine.failure = theirs.failure
+            mine.skip = theirs.skip
+
+
+def _together(collected: list[list[_Collected]]) -> None:
+    for pair in collected:
+        for i in (0, 1):
+            other = pair[1 - i]
+            if other.done and not pair[i].done:
+                side = ("base", "head")[1 - i]
+                pair[i].failure = f"not sampled: the {side} side failed or skipped"
 
 
 def _results(collected: list[list[_Collected]]) -> list[tuple[SideResult, SideResult]]:
@@ -418,23 +626,26 @@ class _Pair:
     """The round's two workers; a side whose worker failed gets a fresh one on demand."""
 
     def __init__(
-        self, stack: ExitStack, sides: tuple[Side, Side], order: list[int], cpus: tuple[int, ...]
+        self, stack: ExitStack, start: _Start, order: list[int], cpus: tuple[int, ...]
     ) -> None:
         self._stack = stack
-        self._sides = sides
+        self._start = start
         self._cpus = cpus
-        self._workers: dict[int, _Worker] = {}
+        self._workers: dict[int, _Worker | _Forked] = {}
         for i in order:  # the side started first alternates too
             self.get(i)
 
-    def get(self, i: int) -> _Worker:
+    def get(self, i: int) -> _Worker | _Forked:
         worker = self._workers.get(i)
         if worker is None:
-            err = self._stack.enter_context(tempfile.TemporaryFile("w+", encoding="utf-8"))  # noqa: SIM115
-            worker = _Worker(self._sides[i], err, self._cpus)
+            worker = self._start(self._stack, i, self._cpus)
             self._stack.callback(worker.close)
             self._workers[i] = worker
         return worker
+
+    def live(self, order: list[int]) -> list[_Worker | _Forked]:
+        """The workers running now, in ``order``."""
+        return [self._workers[i] for i in order if i in self._workers]
 
     def lost(self, i: int) -> None:
         """Side ``i``'s worker failed (and exits): start another before its next use."""
@@ -444,7 +655,7 @@ class _Pair:
 
 
 def _one_round(
-    sides: tuple[Side, Side],
+    start: _Start,
     work: list[tuple[Item, list[_Collected]]],
     per_round: int,
     round_index: int,
@@ -452,12 +663,12 @@ def _one_round(
 ) -> None:
     order = [0, 1] if round_index % 2 == 0 else [1, 0]
     with ExitStack() as stack:
-        pair = _Pair(stack, sides, order, cpus)
+        pair = _Pair(stack, start, order, cpus)
         for item, collected in work:
             _one_item(pair, item, collected, per_round, round_index)
-        for i in order:
+        for worker in pair.live(order):  # a lost side's worker is not restarted to close it
             with contextlib.suppress(WorkerError):
-                pair.get(i).ask({"op": "close"}, DEFAULT_TIMEOUT)
+                worker.ask({"op": "close"}, DEFAULT_TIMEOUT)
 
 
 def _one_item(
@@ -468,8 +679,8 @@ def _one_item(
         return
     order = live if round_index % 2 == 0 else live[::-1]
     # Load both at once (each compiles and checks its answer), then sample.
-    loaded: dict[int, _Worker] = {}
-    sent: dict[int, _Worker] = {}
+    loaded: dict[int, _Worker | _Forked] = {}
+    sent: dict[int, _Worker | _Forked] = {}
     for i in order:
         worker = pair.get(i)
         try:
@@ -514,7 +725,9 @@ def _one_item(
         _release(pair, i, worker, collected[i], item.timeout)
 
 
-def _release(pair: _Pair, i: int, worker: _Worker, collected: _Collected, timeout: float) -> None:
+def _release(
+    pair: _Pair, i: int, worker: _Worker | _Forked, collected: _Collected, timeout: float
+) -> None:
     """Teardown (the recompilation guard) without ending the process."""
     try:
         worker.ask({"op": "release"}, timeout)

@@ -94,6 +94,11 @@ def _answer(out: TextIO, payload: dict[str, Any]) -> None:
     out.flush()
 
 
+def _one_line(exc: BaseException) -> str:
+    message = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: {message}"
+
+
 def _list(root: str) -> list[dict[str, Any]]:
     """The time benchmarks, as ``asv run`` lists them (asv_runner's ``list_benchmarks``)."""
     from asv_runner.discovery import list_benchmarks
@@ -226,16 +231,69 @@ class _Side:
 
 
 def main(argv: list[str]) -> int:
+    serve = len(argv) == 3 and argv[1] == "--serve"
     if len(argv) not in (2, 3):
-        print("usage: worker.py BENCHMARK_DIR [CPU,...]", file=sys.stderr)
+        print("usage: worker.py BENCHMARK_DIR [CPU,...] | worker.py --serve BENCHMARK_DIR",
+              file=sys.stderr)  # fmt: skip
         return 2
-    root = os.path.abspath(argv[1])
-    if len(argv) == 3:
+    root = os.path.abspath(argv[2] if serve else argv[1])
+    if len(argv) == 3 and not serve:
         pin_threads({int(c) for c in argv[2].split(",")})
     # The protocol keeps the real stdout; anything the benchmark prints goes to stderr.
     out = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
+    if serve:
+        return _serve(root, out)
+    return _work(root, out)
+
+
+def _serve(root: str, out: TextIO) -> int:
+    """A fork server, as asv's ``forkserver`` launch method: import the suite once,
+    then fork one fresh worker per ``{"op": "fork", "cpus": "0"}``.
+
+    The child pins itself to ``cpus`` (before jax starts its backend, which
+    the suite's import must not do, as under asv's forkserver), answers
+    ``{"forked": pid}`` and serves the worker protocol on the same pipes until
+    it ends; the server then answers ``{"exited": status}`` (negative: the
+    signal that ended it) and waits for the next request. ``{"op": "close"}``
+    or the end of stdin ends the server.
+    """
+    try:
+        _list(root)  # asv_runner's discovery imports every module of the suite
+    except BaseException as exc:
+        traceback.print_exc(file=sys.stderr)
+        _answer(out, {"error": _one_line(exc)})
+        return 1
+    for line in sys.stdin:
+        request = json.loads(line)
+        if request.get("op") == "close":
+            _answer(out, {"ok": True})
+            return 0
+        if request.get("op") != "fork":
+            _answer(out, {"error": f"ValueError: the server forks workers; got {request!r}"})
+            return 1
+        cpus = str(request.get("cpus") or "")
+        pid = os.fork()
+        if pid == 0:  # the worker: its own process from here on
+            code = 1
+            try:
+                if cpus:
+                    pin_threads({int(c) for c in cpus.split(",")})
+                _answer(out, {"forked": os.getpid()})
+                code = _work(root, out)
+            finally:
+                with contextlib.suppress(BaseException):
+                    out.flush()
+                    sys.stderr.flush()
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        code = os.waitstatus_to_exitcode(status)
+        _answer(out, {"exited": code})
+    return 0
+
+
+def _work(root: str, out: TextIO) -> int:
     side: _Side | None = None
     for line in sys.stdin:
         try:
@@ -269,8 +327,7 @@ def main(argv: list[str]) -> int:
                 raise ValueError(f"unknown op {op!r}")
         except BaseException as exc:  # report, then stop: the coordinator decides
             traceback.print_exc(file=sys.stderr)
-            message = str(exc).splitlines()[0] if str(exc) else ""
-            _answer(out, {"error": f"{type(exc).__name__}: {message}"})
+            _answer(out, {"error": _one_line(exc)})
             return 1
     return 0
 

@@ -11,13 +11,15 @@ benchmark environments).
 from __future__ import annotations
 
 import math
+import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 from jaxbench.errors import ResultsError
 from jaxbench.store import jsonc
 
-__all__ = ["CONF_NAME", "read_asv_conf", "thresholds_from_asv_conf"]
+__all__ = ["CONF_NAME", "forks_workers", "read_asv_conf", "thresholds_from_asv_conf"]
 
 #: The file asv reads by default, in the directory it runs from.
 CONF_NAME = "asv.conf.json"
@@ -41,6 +43,13 @@ def read_asv_conf(path: Path) -> dict[str, object]:
     if not isinstance(data, dict):
         raise ResultsError(f"{path}: not an asv.conf.json (no JSON object); fix the file")
     return data
+
+
+def forks_workers(conf: Mapping[str, object]) -> bool:
+    """True when asv forks each benchmark from a server that imported the suite
+    (``"launch_method": "forkserver"``); the lockstep workers then start the same
+    way. asv's default (``auto``) and ``spawn`` start a new interpreter each time."""
+    return conf.get("launch_method") == "forkserver" and hasattr(os, "fork")
 
 
 def thresholds_from_asv_conf(path: Path) -> dict[str, float]:
