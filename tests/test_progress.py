@@ -80,3 +80,21 @@ def test_a_log_by_default_when_the_stream_is_not_a_terminal() -> None:
     progress.rounds(1, 2)
     assert "\r" not in out.getvalue()
     assert out.getvalue().startswith("jaxbench ab: round 1/2 (50 %), ")
+
+
+def test_time_left_of_later_steps_comes_from_what_the_finished_steps_took() -> None:
+    clock, out = _Clock(), io.StringIO()
+    progress = Progress("jaxbench pair-history", 4, 10, label="pair", stream=out, clock=clock)
+    step = progress.within(1)
+    for done in range(1, 11):  # a first look of 10 rounds, 6 s each
+        clock.now += 6
+        step(done, 10)
+    for done in range(11, 21):  # a second look: 10 more rounds of one benchmark, 1 s each
+        clock.now += 1
+        step(done, 20)
+    step = progress.within(2)
+    for done in range(1, 11):  # pair 1 took 70 s; pair 2 takes 60 s
+        clock.now += 6
+        step(done, 10)
+    # 70 s a pair for the 3 pairs from pair 2 on, less the 60 s pair 2 took
+    assert out.getvalue().splitlines()[-1].endswith("2 min 10 s elapsed, ~2 min 30 s left")

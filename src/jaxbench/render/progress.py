@@ -31,6 +31,8 @@ class Snapshot:
     done: int
     units: int
     elapsed: float
+    #: Seconds left as measured from the finished steps (None: from the units).
+    left: float | None = None
 
 
 def format_duration(seconds: float) -> str:
@@ -54,7 +56,7 @@ def time_left(done: int, units: int, elapsed: float) -> float | None:
 
 def format_line(s: Snapshot) -> str:
     """``jaxbench ab: round 3/12 (25 %), 1 min 02 s elapsed, ~3 min 06 s left``."""
-    left = time_left(s.done, s.units, s.elapsed)
+    left = s.left if s.left is not None else time_left(s.done, s.units, s.elapsed)
     share = round(100 * s.done / s.units) if s.units else 0
     step = f"{s.label} {s.step}/{s.steps}" if s.label else f"{s.step}/{s.steps}"
     tail = f"~{format_duration(left)} left" if left is not None else "time left unknown"
@@ -90,6 +92,9 @@ class Progress:
         self._start = clock()
         self._extra = 0  # units added to earlier steps beyond per_step
         self._drawn = False
+        self._first: tuple[int, float] | None = None  # the first step seen, and when
+        self._started: dict[int, float] = {}  # when each step started
+        self._last_report = self._start
 
     def resize(self, steps: int) -> None:
         """The job turned out to have ``steps`` steps (a second look adds rounds)."""
@@ -99,6 +104,7 @@ class Progress:
         grown = max(0, units_in_step - self._per_step)
         units = self._steps * self._per_step + self._extra + grown
         done = (step - 1) * self._per_step + self._extra + done_in_step
+        now = self._clock()
         return Snapshot(
             self._job,
             step,
@@ -106,8 +112,25 @@ class Progress:
             self._label,
             done,
             units,
-            self._clock() - self._start,
+            now - self._start,
+            self._left_by_steps(step, now),
         )
+
+    def _left_by_steps(self, step: int, now: float) -> float | None:
+        """Once a step of several units has finished: what the steps took so far,
+        per step, times the steps left, less the time into this one. Steps differ
+        less than their units do (a second look's rounds sample fewer benchmarks)."""
+        last, self._last_report = self._last_report, now
+        if self._per_step <= 1:
+            return None
+        started = self._started.setdefault(step, last)  # a step starts as the last one ends
+        if self._first is None:
+            self._first = (step, started)
+        first_step, first_start = self._first
+        if step <= first_step:
+            return None
+        per_step = (started - first_start) / (step - first_step)
+        return max(0.0, per_step * (self._steps - step + 1) - (now - started))
 
     def advance(self, step: int, done_in_step: int, units_in_step: int) -> None:
         """Report ``done_in_step`` of ``units_in_step`` units done in step ``step`` (1-based)."""
