@@ -1,0 +1,104 @@
+"""The figures cache as asv's own ``setup_cache`` process builds it, for a two-module suite.
+
+asv runs ``setup_cache`` in a fresh process (``asv/benchmark.py setup_cache
+BENCHMARK_DIR BENCHMARK_ID``) that imports only the module of ``BENCHMARK_ID``.
+The cache must still hold the other module's suites (each measured in a fresh
+process, its workload-memory figures with it), so that their ``track_*``
+benchmarks look their values up instead of measuring them once per benchmark.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import asv
+import pytest
+
+import jaxbench
+
+pytestmark = pytest.mark.slow
+
+RUN_SCRIPT = Path(asv.__file__).parent / "benchmark.py"
+
+SUITE = textwrap.dedent(
+    """
+    from jaxbench.measure.asvsuite import jax_suite
+
+    {name}, {name}Figures = jax_suite("{name}", "predict")
+    """
+)
+
+
+def _asv(cwd: Path, *args: str) -> None:
+    # asv's script drops PYTHONPATH's entries and keeps ASV_PYTHONPATH's
+    env = {**os.environ, "ASV_PYTHONPATH": str(Path(jaxbench.__file__).parents[1])}
+    done = subprocess.run(
+        [sys.executable, str(RUN_SCRIPT), *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("suite") / "benchmarks"
+    root.mkdir()
+    (root / "__init__.py").write_text("")
+    (root / "a_first.py").write_text(SUITE.format(name="First"))
+    (root / "b_other.py").write_text(SUITE.format(name="Other"))
+    cache = root.parent / "cache"
+    cache.mkdir()
+    # asv names the first benchmark of the setup_cache group: a_first's
+    _asv(cache, "setup_cache", str(root), "a_first.FirstFigures.track_lower_seconds", "{}")
+    return cache
+
+
+def _cache(cache_dir: Path) -> dict[tuple[str, tuple[Any, ...]], Any]:
+    with open(cache_dir / "cache.pickle", "rb") as handle:
+        loaded: dict[tuple[str, tuple[Any, ...]], Any] = pickle.load(handle)
+    return loaded
+
+
+def test_the_cache_holds_the_modules_asv_did_not_import(cache_dir: Path) -> None:
+    cache = _cache(cache_dir)
+    assert set(cache) == {("benchmarks.a_first:First", ()), ("benchmarks.b_other:Other", ())}
+    first, other = cache[("benchmarks.a_first:First", ())], cache[("benchmarks.b_other:Other", ())]
+    assert first.first_call["lower"] > 0
+    assert first.memory == {}  # measured by its own track benchmark, as before
+    assert other.first_call["lower"] > 0
+    assert other.memory["peak_rss_rise_bytes"].value >= 0
+    assert other.memory["device_peak_bytes"].skip == "device_peak_bytes is not reported on cpu"
+
+
+@pytest.mark.parametrize(
+    ("method", "figure"),
+    [("track_lower_seconds", "lower"), ("track_workload_peak_rss_bytes", "peak_rss_rise_bytes")],
+)
+def test_the_other_modules_tracks_look_their_values_up(
+    cache_dir: Path, method: str, figure: str
+) -> None:
+    result = cache_dir / f"{method}.json"
+    _asv(
+        cache_dir,
+        "run",
+        str(cache_dir.parent / "benchmarks"),
+        f"b_other.OtherFigures.{method}",
+        "{}",
+        "None",
+        str(result),
+    )
+    other = _cache(cache_dir)[("benchmarks.b_other:Other", ())]
+    expected = other.memory[figure].value if figure in other.memory else other.first_call[figure]
+    assert json.loads(result.read_text()) == expected
