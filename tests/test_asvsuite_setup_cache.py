@@ -3,8 +3,9 @@
 asv runs ``setup_cache`` in a fresh process (``asv/benchmark.py setup_cache
 BENCHMARK_DIR BENCHMARK_ID``) that imports only the module of ``BENCHMARK_ID``.
 The cache must still hold the other module's suites (each measured in a fresh
-process, its workload-memory figures with it), so that their ``track_*``
-benchmarks look their values up instead of measuring them once per benchmark.
+process, its workload-memory figures with it), and every suite's workload-memory
+figures, so that the ``track_*`` benchmarks look their values up instead of
+measuring them once per benchmark.
 """
 
 from __future__ import annotations
@@ -75,30 +76,29 @@ def test_the_cache_holds_the_modules_asv_did_not_import(cache_dir: Path) -> None
     cache = _cache(cache_dir)
     assert set(cache) == {("benchmarks.a_first:First", ()), ("benchmarks.b_other:Other", ())}
     first, other = cache[("benchmarks.a_first:First", ())], cache[("benchmarks.b_other:Other", ())]
-    assert first.first_call["lower"] > 0
-    assert first.memory == {}  # measured by its own track benchmark, as before
-    assert other.first_call["lower"] > 0
-    assert other.memory["peak_rss_rise_bytes"].value >= 0
-    assert other.memory["device_peak_bytes"].skip == "device_peak_bytes is not reported on cpu"
+    for figures in (first, other):
+        assert figures.first_call["lower"] > 0
+        assert figures.memory["peak_rss_rise_bytes"].value >= 0
+        skip = figures.memory["device_peak_bytes"].skip
+        assert skip == "device_peak_bytes is not reported on cpu"
 
 
+@pytest.mark.parametrize("suite", ["a_first.First", "b_other.Other"])
 @pytest.mark.parametrize(
     ("method", "figure"),
     [("track_lower_seconds", "lower"), ("track_workload_peak_rss_bytes", "peak_rss_rise_bytes")],
 )
-def test_the_other_modules_tracks_look_their_values_up(
-    cache_dir: Path, method: str, figure: str
+def test_every_track_looks_its_value_up(
+    cache_dir: Path, suite: str, method: str, figure: str
 ) -> None:
-    result = cache_dir / f"{method}.json"
+    result = cache_dir / f"{suite}.{method}.json"
+    module, name = suite.split(".")
+    benchmark = f"{module}.{name}Figures.{method}"
     _asv(
-        cache_dir,
-        "run",
-        str(cache_dir.parent / "benchmarks"),
-        f"b_other.OtherFigures.{method}",
-        "{}",
-        "None",
-        str(result),
+        cache_dir, "run", str(cache_dir.parent / "benchmarks"), benchmark, "{}", "None", str(result)
     )
-    other = _cache(cache_dir)[("benchmarks.b_other:Other", ())]
-    expected = other.memory[figure].value if figure in other.memory else other.first_call[figure]
+    figures = _cache(cache_dir)[(f"benchmarks.{module}:{name}", ())]
+    expected = (
+        figures.memory[figure].value if figure in figures.memory else figures.first_call[figure]
+    )
     assert json.loads(result.read_text()) == expected

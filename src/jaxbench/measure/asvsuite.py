@@ -48,7 +48,10 @@ as their track benchmarks always measured them: each parameter set in a
 fresh process forked before jax's backend started (first call and its
 stages, accuracy, work figures, then the workload-memory figures, in that
 order, in the one process), once per parameter set, no longer once per
-``track_*`` benchmark (:func:`_fresh_figures`).
+``track_*`` benchmark (:func:`_fresh_figures`). The workload-memory figures of
+the suites measured in the ``setup_cache`` process itself are measured there
+too, before jax's backend starts: each parameter set in a fresh process (both
+figures from one), two processes at a time (memory is not timing).
 
 This module imports jax (not its backend) at import time, on purpose: with
 asv's ``forkserver`` launch method the server imports the benchmark modules
@@ -141,9 +144,9 @@ class Figures:
     unchecked: str = ""
     #: Why there are no work figures (a jit=False function that cannot lower), or "".
     no_work: str = ""
-    #: The workload-memory figures, by name, where the process that measured
-    #: these figures measured them too (:func:`_fresh_figures`); empty: each
-    #: memory track measures in its own process.
+    #: The workload-memory figures, by name, where ``setup_cache`` measured
+    #: them in a fresh process (:func:`_all_figures`); empty: each memory
+    #: track measures in its own process.
     memory: dict[str, MemoryFigure] = field(default_factory=dict)
 
 
@@ -291,23 +294,57 @@ def _all_figures() -> dict[tuple[str, tuple[Any, ...]], Figures | str]:
     """Figures for every parameter set of every suite of the benchmark suite.
 
     The suites registered in this process are measured here, after
-    :func:`_prime_jax`; in asv's ``setup_cache`` process, the suites of the
-    benchmark modules it had not imported are measured first, each parameter
-    set in a fresh process (:func:`_fresh_figures`), before jax's backend starts.
+    :func:`_prime_jax`. In asv's ``setup_cache`` process, first, before jax's
+    backend starts: the suites of the benchmark modules it had not imported,
+    each parameter set in a fresh process (:func:`_fresh_figures`), one at a
+    time; then the workload-memory figures of the suites measured here, each
+    parameter set in a fresh process, two at a time (memory, not time).
     """
-    in_process = list(_REGISTRY)
+    in_process = [(suite, combo) for suite in _REGISTRY for combo in _combos(suite)]
     out: dict[tuple[str, tuple[Any, ...]], Figures | str] = {}
-    for suite in _other_modules_suites():
-        for combo in _combos(suite):
-            out[(suite, combo)] = _in_fresh_process(suite, combo)
+    memory: dict[tuple[str, tuple[Any, ...]], dict[str, MemoryFigure]] = {}
+    others = _other_modules_suites()
+    if others is not None:
+        for suite in others:
+            for combo in _combos(suite):
+                out[(suite, combo)] = _in_fresh_processes(
+                    [_bind_fresh(_fresh_figures, suite, combo)], at_a_time=1
+                )[0]
+        measured = _in_fresh_processes(
+            [_bind_fresh(_all_memory_figures, *key) for key in in_process], at_a_time=2
+        )
+        memory = {
+            key: _memory_or_error(found) for key, found in zip(in_process, measured, strict=True)
+        }
     _prime_jax()
-    for suite in in_process:
-        for combo in _combos(suite):
-            try:
-                out[(suite, combo)] = _figures_for(suite, combo)
-            except (JaxbenchError, ValueError, TypeError, RuntimeError) as exc:
-                out[(suite, combo)] = f"{type(exc).__name__}: {exc}"
+    for suite, combo in in_process:
+        try:
+            figures = _figures_for(suite, combo)
+        except (JaxbenchError, ValueError, TypeError, RuntimeError) as exc:
+            out[(suite, combo)] = f"{type(exc).__name__}: {exc}"
+            continue
+        found = memory.get((suite, combo))
+        out[(suite, combo)] = figures if found is None else replace(figures, memory=found)
     return out
+
+
+def _bind_fresh(
+    work: Callable[[str, tuple[Any, ...]], Any], suite: str, params: tuple[Any, ...]
+) -> Callable[[], Any]:
+    return lambda: work(suite, params)
+
+
+def _all_memory_figures(suite: str, params: tuple[Any, ...]) -> dict[str, MemoryFigure]:
+    return _memory_figures(suite, params, WORKLOAD_MEMORY_TRACKS.values())
+
+
+def _memory_or_error(found: dict[str, MemoryFigure] | str) -> dict[str, MemoryFigure]:
+    if isinstance(found, str):  # what the memory tracks fail with
+        return {
+            figure: MemoryFigure(error=RuntimeError(found))
+            for figure in WORKLOAD_MEMORY_TRACKS.values()
+        }
+    return found
 
 
 def _combos(suite: str) -> Iterator[tuple[Any, ...]]:
@@ -335,21 +372,22 @@ def _backend_started() -> bool:
     return started is None or bool(started())
 
 
-def _other_modules_suites() -> list[str]:
+def _other_modules_suites() -> list[str] | None:
     """In asv's ``setup_cache`` process: import the benchmark modules it had not
     imported (as asv's forkserver does before forking benchmarks) and name their
-    suites. Elsewhere, or where this process cannot fork safely, none: their
-    track benchmarks then measure in their own processes (:func:`_lookup`)."""
+    suites. Elsewhere, or where this process cannot fork safely, None: nothing
+    is measured in fresh processes from here; track benchmarks whose values
+    the cache lacks measure in their own processes (:func:`_lookup`)."""
     root = _asv_setup_cache_dir()
     if root is None or not hasattr(os, "fork") or _backend_started():
-        return []
+        return None
     from asv_runner.discovery import disc_benchmarks
 
     before = set(_REGISTRY)
     for _ in disc_benchmarks(root, ignore_import_errors=True):
         pass
     if _backend_started():  # a module started jax's backend: forking is not safe
-        return []
+        return None
     return [suite for suite in _REGISTRY if suite not in before]
 
 
@@ -371,8 +409,21 @@ def _fresh_figures(suite: str, params: tuple[Any, ...]) -> Figures | str:
     return replace(figures, memory=_memory_figures(suite, params, WORKLOAD_MEMORY_TRACKS.values()))
 
 
-def _in_fresh_process(suite: str, params: tuple[Any, ...]) -> Figures | str:
-    """:func:`_fresh_figures` in a forked child (jax imported, its backend not started)."""
+def _in_fresh_processes(works: Sequence[Callable[[], Any]], *, at_a_time: int) -> list[Any]:
+    """Each of ``works`` in a forked child (jax imported, its backend not
+    started), at most ``at_a_time`` at once; each result, or a one-line error."""
+    results: list[Any] = [None] * len(works)
+    running: list[tuple[int, int, int]] = []  # (index, pid, read end)
+    for index, work in enumerate(works):
+        if len(running) >= at_a_time:
+            results[running[0][0]] = _collect(*running.pop(0)[1:])
+        running.append((index, *_fork(work)))
+    for index, pid, read_end in running:
+        results[index] = _collect(pid, read_end)
+    return results
+
+
+def _fork(work: Callable[[], Any]) -> tuple[int, int]:
     sys.stdout.flush()
     sys.stderr.flush()
     read_end, write_end = os.pipe()
@@ -380,10 +431,12 @@ def _in_fresh_process(suite: str, params: tuple[Any, ...]) -> Figures | str:
     if pid == 0:  # pragma: no cover - the child; its result comes back through the pipe
         os.close(read_end)
         try:
-            found: Figures | str = _fresh_figures(suite, params)
             try:
-                payload = pickle.dumps(found)
-            except Exception as exc:
+                payload = pickle.dumps(work())
+            except Exception as exc:  # one line for every track; the traceback: here
+                import traceback
+
+                traceback.print_exc()
                 payload = pickle.dumps(f"{type(exc).__name__}: {exc}")
             with os.fdopen(write_end, "wb") as out:
                 out.write(payload)
@@ -392,16 +445,19 @@ def _in_fresh_process(suite: str, params: tuple[Any, ...]) -> Figures | str:
             sys.stderr.flush()
             os._exit(0)
     os.close(write_end)
+    return pid, read_end
+
+
+def _collect(pid: int, read_end: int) -> Any:
     with os.fdopen(read_end, "rb") as source:
         payload = source.read()
     _, status = os.waitpid(pid, 0)
     if not payload:
         return (
-            f"RuntimeError: the figures process of {suite} {params} ended with wait status "
-            f"{status} and no figures; run the benchmark alone to see its output"
+            f"RuntimeError: a fresh figures process ended with wait status {status} "
+            "and no figures; run the benchmark alone to see its output"
         )
-    result: Figures | str = pickle.loads(payload)
-    return result
+    return pickle.loads(payload)
 
 
 def _prime_jax() -> None:
