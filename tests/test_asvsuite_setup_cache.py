@@ -102,3 +102,14 @@ def test_every_track_looks_its_value_up(
         figures.memory[figure].value if figure in figures.memory else figures.first_call[figure]
     )
     assert json.loads(result.read_text()) == expected
+
+
+def test_fresh_processes_two_at_a_time_keep_each_result_in_its_place() -> None:
+    from jaxbench.measure.asvsuite import _in_fresh_processes
+
+    def value(index: int) -> Any:
+        return lambda: index if index != 3 else os._exit(1)  # 3: ends with no result
+
+    found = _in_fresh_processes([value(i) for i in range(6)], at_a_time=2)
+    assert found[:3] + found[4:] == [0, 1, 2, 4, 5]
+    assert found[3].startswith("RuntimeError: a fresh figures process ended with wait status")

@@ -416,7 +416,8 @@ def _in_fresh_processes(works: Sequence[Callable[[], Any]], *, at_a_time: int) -
     running: list[tuple[int, int, int]] = []  # (index, pid, read end)
     for index, work in enumerate(works):
         if len(running) >= at_a_time:
-            results[running[0][0]] = _collect(*running.pop(0)[1:])
+            oldest, pid, read_end = running.pop(0)
+            results[oldest] = _collect(pid, read_end)
         running.append((index, *_fork(work)))
     for index, pid, read_end in running:
         results[index] = _collect(pid, read_end)
