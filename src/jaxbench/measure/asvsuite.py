@@ -40,6 +40,19 @@ the workload itself adds to memory (``track_workload_peak_rss_bytes``,
 computed once per asv run in ``setup_cache``, each from a fresh
 specialization, and looked up by cheap processes that never start jax.
 
+asv runs ``setup_cache`` in a fresh process that imports only the module of
+one benchmark (``asv_runner/setup_cache.py``): the suites of that module are
+measured there, one after the other, after jax's start-up was paid
+(:func:`_prime_jax`). The suites of the suite's other modules are measured
+as their track benchmarks always measured them: each parameter set in a
+fresh process forked before jax's backend started (first call and its
+stages, accuracy, work figures, then the workload-memory figures, in that
+order, in the one process), once per parameter set, no longer once per
+``track_*`` benchmark (:func:`_fresh_figures`). The workload-memory figures of
+the suites measured in the ``setup_cache`` process itself are measured there
+too, before jax's backend starts: each parameter set in a fresh process (both
+figures from one), two processes at a time (memory is not timing).
+
 This module imports jax (not its backend) at import time, on purpose: with
 asv's ``forkserver`` launch method the server imports the benchmark modules
 once and forks a child per benchmark, so each child skips jax's import (about
@@ -50,9 +63,10 @@ backend, so forking after it is safe.
 from __future__ import annotations
 
 import os
+import pickle
 import sys
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import jax  # pre-imported by asv's forkserver; see the module docstring
@@ -96,6 +110,25 @@ ROUNDS = 4
 
 
 @dataclass(frozen=True)
+class MemoryFigure:
+    """One workload-memory figure as its process measured it: a value, a skip or an error."""
+
+    value: float | None = None
+    #: Why asv records n/a (not reported on this backend, too few devices), or "".
+    skip: str = ""
+    #: What the benchmark fails with (one line, no user traceback), or None.
+    error: BaseException | None = None
+
+    def get(self) -> float:
+        """The value; raises asv's skip or the error."""
+        if self.error is not None:
+            raise self.error
+        if self.skip or self.value is None:
+            raise _skip_now(self.skip)
+        return self.value
+
+
+@dataclass(frozen=True)
 class Figures:
     """What the figures process measured for one suite and parameter set."""
 
@@ -111,6 +144,10 @@ class Figures:
     unchecked: str = ""
     #: Why there are no work figures (a jit=False function that cannot lower), or "".
     no_work: str = ""
+    #: The workload-memory figures, by name, where ``setup_cache`` measured
+    #: them in a fresh process (:func:`_all_figures`); empty: each memory
+    #: track measures in its own process.
+    memory: dict[str, MemoryFigure] = field(default_factory=dict)
 
 
 # --- workload resolution (imports jax only when called) -----------------------
@@ -254,19 +291,174 @@ def _float(value: object) -> float | None:
 
 
 def _all_figures() -> dict[tuple[str, tuple[Any, ...]], Figures | str]:
-    """Figures for every parameter set of every suite registered in this process."""
+    """Figures for every parameter set of every suite of the benchmark suite.
+
+    The suites registered in this process are measured here, after
+    :func:`_prime_jax`. In asv's ``setup_cache`` process, first, before jax's
+    backend starts: the suites of the benchmark modules it had not imported,
+    each parameter set in a fresh process (:func:`_fresh_figures`), one at a
+    time; then the workload-memory figures of the suites measured here, each
+    parameter set in a fresh process, two at a time (memory, not time).
+    """
+    in_process = [(suite, combo) for suite in _REGISTRY for combo in _combos(suite)]
+    out: dict[tuple[str, tuple[Any, ...]], Figures | str] = {}
+    memory: dict[tuple[str, tuple[Any, ...]], dict[str, MemoryFigure]] = {}
+    others = _other_modules_suites()
+    if others is not None:
+        for suite in others:
+            for combo in _combos(suite):
+                out[(suite, combo)] = _in_fresh_processes(
+                    [_bind_fresh(_fresh_figures, suite, combo)], at_a_time=1
+                )[0]
+        measured = _in_fresh_processes(
+            [_bind_fresh(_all_memory_figures, *key) for key in in_process], at_a_time=2
+        )
+        memory = {
+            key: _memory_or_error(found) for key, found in zip(in_process, measured, strict=True)
+        }
+    _prime_jax()
+    for suite, combo in in_process:
+        try:
+            figures = _figures_for(suite, combo)
+        except (JaxbenchError, ValueError, TypeError, RuntimeError) as exc:
+            out[(suite, combo)] = f"{type(exc).__name__}: {exc}"
+            continue
+        found = memory.get((suite, combo))
+        out[(suite, combo)] = figures if found is None else replace(figures, memory=found)
+    return out
+
+
+def _bind_fresh(
+    work: Callable[[str, tuple[Any, ...]], Any], suite: str, params: tuple[Any, ...]
+) -> Callable[[], Any]:
+    return lambda: work(suite, params)
+
+
+def _all_memory_figures(suite: str, params: tuple[Any, ...]) -> dict[str, MemoryFigure]:
+    return _memory_figures(suite, params, WORKLOAD_MEMORY_TRACKS.values())
+
+
+def _memory_or_error(found: dict[str, MemoryFigure] | str) -> dict[str, MemoryFigure]:
+    if isinstance(found, str):  # what the memory tracks fail with
+        return {
+            figure: MemoryFigure(error=RuntimeError(found))
+            for figure in WORKLOAD_MEMORY_TRACKS.values()
+        }
+    return found
+
+
+def _combos(suite: str) -> Iterator[tuple[Any, ...]]:
     import itertools
 
-    _prime_jax()
-    out: dict[tuple[str, tuple[Any, ...]], Figures | str] = {}
-    for suite, (_factory, param_map) in _REGISTRY.items():
-        combos = itertools.product(*param_map.values()) if param_map else [()]
-        for combo in combos:
+    param_map = _REGISTRY[suite][1]
+    return itertools.product(*param_map.values()) if param_map else iter([()])
+
+
+def _asv_setup_cache_dir() -> str | None:
+    """The benchmark directory, in asv's ``setup_cache`` process; else None.
+
+    asv runs ``python .../asv/benchmark.py setup_cache BENCHMARK_DIR BENCHMARK_ID ...``.
+    """
+    argv = sys.argv
+    if len(argv) >= 3 and os.path.basename(argv[0]) == "benchmark.py" and argv[1] == "setup_cache":
+        return argv[2]
+    return None
+
+
+def _backend_started() -> bool:
+    from jax._src import xla_bridge
+
+    started = getattr(xla_bridge, "backends_are_initialized", None)
+    return started is None or bool(started())
+
+
+def _other_modules_suites() -> list[str] | None:
+    """In asv's ``setup_cache`` process: import the benchmark modules it had not
+    imported (as asv's forkserver does before forking benchmarks) and name their
+    suites. Elsewhere, or where this process cannot fork safely, None: nothing
+    is measured in fresh processes from here; track benchmarks whose values
+    the cache lacks measure in their own processes (:func:`_lookup`)."""
+    root = _asv_setup_cache_dir()
+    if root is None or not hasattr(os, "fork") or _backend_started():
+        return None
+    from asv_runner.discovery import disc_benchmarks
+
+    before = set(_REGISTRY)
+    for _ in disc_benchmarks(root, ignore_import_errors=True):
+        pass
+    if _backend_started():  # a module started jax's backend: forking is not safe
+        return None
+    return [suite for suite in _REGISTRY if suite not in before]
+
+
+def _fresh_figures(suite: str, params: tuple[Any, ...]) -> Figures | str:
+    """One parameter set's figures, then its workload-memory figures, in this process.
+
+    What each ``track_*`` benchmark of a suite missing from the figures cache
+    measures in its own process (``setup`` then the body), once for all of them.
+    """
+    try:
+        figures = _figures_for(suite, params)
+    except Exception as exc:  # one line for every track; the traceback: here
+        import traceback
+
+        traceback.print_exc()
+        return f"{type(exc).__name__}: {exc}"
+    if figures.skip:
+        return figures
+    return replace(figures, memory=_memory_figures(suite, params, WORKLOAD_MEMORY_TRACKS.values()))
+
+
+def _in_fresh_processes(works: Sequence[Callable[[], Any]], *, at_a_time: int) -> list[Any]:
+    """Each of ``works`` in a forked child (jax imported, its backend not
+    started), at most ``at_a_time`` at once; each result, or a one-line error."""
+    results: list[Any] = [None] * len(works)
+    running: list[tuple[int, int, int]] = []  # (index, pid, read end)
+    for index, work in enumerate(works):
+        if len(running) >= at_a_time:
+            oldest, pid, read_end = running.pop(0)
+            results[oldest] = _collect(pid, read_end)
+        running.append((index, *_fork(work)))
+    for index, pid, read_end in running:
+        results[index] = _collect(pid, read_end)
+    return results
+
+
+def _fork(work: Callable[[], Any]) -> tuple[int, int]:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child; its result comes back through the pipe
+        os.close(read_end)
+        try:
             try:
-                out[(suite, tuple(combo))] = _figures_for(suite, tuple(combo))
-            except (JaxbenchError, ValueError, TypeError, RuntimeError) as exc:
-                out[(suite, tuple(combo))] = f"{type(exc).__name__}: {exc}"
-    return out
+                payload = pickle.dumps(work())
+            except Exception as exc:  # one line for every track; the traceback: here
+                import traceback
+
+                traceback.print_exc()
+                payload = pickle.dumps(f"{type(exc).__name__}: {exc}")
+            with os.fdopen(write_end, "wb") as out:
+                out.write(payload)
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(0)
+    os.close(write_end)
+    return pid, read_end
+
+
+def _collect(pid: int, read_end: int) -> Any:
+    with os.fdopen(read_end, "rb") as source:
+        payload = source.read()
+    _, status = os.waitpid(pid, 0)
+    if not payload:
+        return (
+            f"RuntimeError: a fresh figures process ended with wait status {status} "
+            "and no figures; run the benchmark alone to see its output"
+        )
+    return pickle.loads(payload)
 
 
 def _prime_jax() -> None:
@@ -307,22 +499,44 @@ def _skip_now(reason: str) -> BaseException:
 
 def _workload_memory(suite: str, params: tuple[Any, ...], figure: str) -> float:
     """What the workload adds to this (fresh, forked) process's memory."""
+    return _memory_figures(suite, params, [figure])[figure].get()
+
+
+def _memory_figures(
+    suite: str, params: tuple[Any, ...], figures: Iterable[str]
+) -> dict[str, MemoryFigure]:
+    """The named workload-memory figures, from one measurement in this process."""
     from jaxbench.errors import TooFewDevices
     from jaxbench.measure import protocol
 
-    if figure == "device_peak_bytes" and not protocol.device_reports_memory():
+    out: dict[str, MemoryFigure] = {}
+    wanted = list(figures)
+    if "device_peak_bytes" in wanted and not protocol.device_reports_memory():
         # known before placing anything: skip without compiling the workload
-        raise _skip_now(f"{figure} is not reported on {jax.default_backend()}")
+        out["device_peak_bytes"] = MemoryFigure(skip=_not_reported("device_peak_bytes"))
+    measure = [figure for figure in wanted if figure not in out]
+    if not measure:
+        return out
     try:
         memory = protocol.workload_memory(_make_workload(suite, params))
     except TooFewDevices as exc:
-        raise _skip_now(str(exc)) from None
+        return out | {figure: MemoryFigure(skip=str(exc)) for figure in measure}
     except JaxbenchError as exc:
-        raise _brief(exc, suite) from None
-    value = getattr(memory, figure)
-    if value is None:
-        raise _skip_now(f"{figure} is not reported on {jax.default_backend()}")
-    return float(value)
+        error = _brief(exc, suite)
+        error.__suppress_context__ = True
+        return out | {figure: MemoryFigure(error=error) for figure in measure}
+    for figure in measure:
+        value = getattr(memory, figure)
+        out[figure] = (
+            MemoryFigure(skip=_not_reported(figure))
+            if value is None
+            else MemoryFigure(value=float(value))
+        )
+    return out
+
+
+def _not_reported(figure: str) -> str:
+    return f"{figure} is not reported on {jax.default_backend()}"
 
 
 # --- the factory ------------------------------------------------------------------
@@ -426,6 +640,12 @@ def jax_suite(
             # 1: declared Unchecked (no reference); 0: checked, right or wrong
             return 1.0 if self._figures.unchecked else 0.0
 
+        def _memory(self, figure: str, p: tuple[Any, ...]) -> float:
+            found = self._figures.memory.get(figure)
+            if found is None:  # not measured with the figures: measure it here
+                return _workload_memory(suite, p, figure)
+            return found.get()
+
         def _work(self, figure: str) -> float:
             value = self._figures.work.get(figure)
             if value is None and self._figures.no_work:
@@ -435,7 +655,7 @@ def jax_suite(
                 raise _skip_now(f"{figure} is not reported by XLA on {backend}")
             return value
 
-    _track_methods(FiguresSuite, suite)
+    _track_methods(FiguresSuite)
     _units(FiguresSuite)
     for cls, cls_name in ((Timed, name), (FiguresSuite, f"{name}Figures")):
         cls.__name__ = cls_name
@@ -444,7 +664,7 @@ def jax_suite(
     return Timed, FiguresSuite
 
 
-def _track_methods(cls: type, suite: str) -> None:
+def _track_methods(cls: type) -> None:
     """One ``track_*`` method per figure named in :mod:`jaxbench.analyse.kinds`."""
 
     def first(stage: str) -> Callable[..., float]:
@@ -457,7 +677,7 @@ def _track_methods(cls: type, suite: str) -> None:
         return lambda self, _c, *p: self._work(figure)
 
     def memory(figure: str) -> Callable[..., float]:
-        return lambda self, _c, *p: _workload_memory(suite, tuple(p), figure)
+        return lambda self, _c, *p: self._memory(figure, tuple(p))
 
     methods: dict[str, Callable[..., float]] = {}
     methods.update({m: first(stage) for m, stage in COMPILE_STAGES.items()})
