@@ -8,7 +8,11 @@ Two ways of measuring base and head are compared (``--method``):
   ``--per-round`` samples a side; the verdict is ``jaxbench compare
   --paired`` (:func:`jaxbench.analyse.stats.compare_paired`). For contrast the table
   also shows the unpaired per-round test on the very same samples.
-* ``asv``: one ``asv run`` per side, as described below.
+* ``asv``: one ``asv run`` per side, as described below. Its verdict is the
+  within-run test (``compare_samples``: Welch on log per-round medians), which
+  ``jaxbench compare`` applies only when both sides come from one run; two
+  separately run commits are tested against the series' spread between runs
+  instead (``analyse/runs.py``; measured by ``bench/bench_cross_run.py``).
 
 For each condition (no change, and a head made about 5 %, 10 % and 20 %
 slower by real extra work) it makes ``--pairs`` base/head comparisons. Each
