@@ -645,3 +645,17 @@ def test_concurrent_rounds_fit_the_cpus_and_none_without_pinning() -> None:
     assert concurrent_rounds(1) == cpus
     assert concurrent_rounds(cpus) == 1
     assert concurrent_rounds(0) == 1
+
+
+def test_a_fork_server_whose_suite_does_not_import_fails_that_side_not_the_run(
+    tmp_path: Path,
+) -> None:
+    env = (("PID_LOG", str(tmp_path / "pids.txt")),)
+    good = _forked_suite(tmp_path / "b" / "b")
+    base = Side("base", sys.executable, good, environ=env, forkserver=True)
+    broken = _forked_suite(tmp_path / "h" / "b")
+    (broken / "forked.py").write_text("raise ImportError('this commit lacks it')\n")
+    head = Side("head", sys.executable, broken, forkserver=True)
+    ((b, h),) = run_lockstep_suite(base, head, [Item("forked.One.time_it")], rounds=2, per_round=2)
+    assert "this commit lacks it" in h.failure
+    assert len(b.samples) == 4

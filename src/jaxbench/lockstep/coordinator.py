@@ -14,6 +14,13 @@ jax is imported once per process, not once per benchmark. Rounds are
 repeated in fresh processes, because a process keeps some of its own speed
 for its whole life.
 
+With ``Side.forkserver`` (asv.conf.json's ``"launch_method": "forkserver"``)
+each side has a server process that imports the suite once (``worker.py
+--serve``) and forks every round's worker, which pins itself before jax's
+backend starts: a fresh process, as asv's forkserver starts a benchmark,
+without a round paying jax's import. ``parallel`` rounds run at once, each on
+CPUs of its own (two on a 2-core machine at one CPU a round).
+
 Both processes of a round are pinned to the same CPU (``cpus`` per round,
 rotating over the CPUs this process may use from round to round): on this
 project's 2-core machine the two vCPUs ran the same call in 13 and 20 µs
@@ -633,7 +640,8 @@ class _Pair:
         self._cpus = cpus
         self._workers: dict[int, _Worker | _Forked] = {}
         for i in order:  # the side started first alternates too
-            self.get(i)
+            with contextlib.suppress(WorkerError):  # a fork server that failed: at its use
+                self.get(i)
 
     def get(self, i: int) -> _Worker | _Forked:
         worker = self._workers.get(i)
@@ -682,8 +690,8 @@ def _one_item(
     loaded: dict[int, _Worker | _Forked] = {}
     sent: dict[int, _Worker | _Forked] = {}
     for i in order:
-        worker = pair.get(i)
         try:
+            worker = pair.get(i)
             worker.send({"op": "load", "name": item.name, "param_idx": item.param_idx})
         except WorkerError as exc:
             collected[i].failure = str(exc)
