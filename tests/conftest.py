@@ -7,6 +7,7 @@ with asv's own code (``asv.results.Results.add_result`` + ``save`` and
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import os
 from collections.abc import Generator, Iterator, Mapping, Sequence
@@ -196,6 +197,56 @@ def private_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 #: long ones first (end-to-end, then slow unit tests), so that no worker starts
 #: one while the other is finishing.
 COST_ORDER = ("e2e", "slow")
+
+
+#: The per-process registries of jaxbench.measure.asvsuite: every jax_suite()
+#: call of this process, and what its first calls prepared.
+_SUITE_REGISTRIES = ("_REGISTRY", "_REGISTRY_MODULES", "_PREPARED")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def suites_of_this_module_only() -> Iterator[None]:
+    """Forget, after each test module, the suites its tests registered in this process.
+
+    asv's ``setup_cache`` measures every suite registered in its process; in a
+    pytest process that has run other modules' suites first (one xdist worker
+    serves many modules), an in-process ``setup_cache`` measured all of theirs
+    too (a test of 1 s took 25 s).
+    """
+    import sys
+
+    def registries() -> list[dict[Any, Any]]:
+        module = sys.modules.get("jaxbench.measure.asvsuite")
+        return [] if module is None else [getattr(module, n) for n in _SUITE_REGISTRIES]
+
+    before = [set(r) for r in registries()]
+    yield
+    for i, registry in enumerate(registries()):
+        kept = before[i] if i < len(before) else set()
+        for key in [k for k in registry if k not in kept]:
+            del registry[key]
+
+
+def _suite_key(key: Any) -> str:
+    return str(key[0] if isinstance(key, tuple) else key)  # _PREPARED: (suite, params)
+
+
+@contextlib.contextmanager
+def other_suites_set_aside(keep: str = "") -> Iterator[None]:
+    """An in-process ``setup_cache`` that measures only the suites registered inside
+    (and those named ``keep``, e.g. ``":Starter"``): the process's other suites (the
+    corpus, registered at collection; other modules' tests) set aside."""
+    from jaxbench.measure import asvsuite
+
+    registries = [getattr(asvsuite, n) for n in _SUITE_REGISTRIES]
+    saved = [dict(r) for r in registries]
+    for registry in registries:
+        for key in [k for k in registry if not (keep and _suite_key(k).endswith(keep))]:
+            del registry[key]
+    yield
+    for registry, entries in zip(registries, saved, strict=True):
+        registry.clear()
+        registry.update(entries)
 
 
 def cost_rank(item: pytest.Item) -> int:

@@ -22,6 +22,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from conftest import other_suites_set_aside
+
 MODULE = textwrap.dedent(
     """
     import dataclasses
@@ -86,7 +88,8 @@ def bench_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
     # a golden file that no longer matches predict: recorded, then predict changed
     (root / "stale.npz").write_bytes(reference.golden_bytes(np.full((64, 16), 0.5, np.float32)))
-    yield root
+    with other_suites_set_aside():  # setup_cache measures this module's suites only
+        yield root
     for name in [m for m in sys.modules if m == "bad_suites" or m.startswith("benchmarks")]:
         del sys.modules[name]
 
