@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 import textwrap
@@ -245,7 +246,9 @@ def test_jit_false_measures_the_host_side_work() -> None:
     assert measurement.first_call.trace is None  # no AOT stages for a call as users make it
     assert measurement.work is None
     jitted = protocol.measure(Workload(**{**_fields(workload), "jit": True, "fn": _kernel}))
-    assert max(jitted.warm_samples) < HOST_WORK_SECONDS
+    # the median, not the max: one sample can wait out a preemption on a busy machine
+    # (the max failed once in `make test-fast` on the 2-core machine)
+    assert statistics.median(jitted.warm_samples) < HOST_WORK_SECONDS
 
 
 def _fields(workload: Workload) -> dict[str, Any]:
