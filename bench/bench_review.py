@@ -399,6 +399,8 @@ def main() -> None:
 
     work = args.workdir or Path(tempfile.mkdtemp(prefix="bench-review-"))
     root = work / "repo"
+    if root.exists():
+        raise SystemExit(f"--workdir: {root} exists (an earlier run's); give a new folder")
     clock = time.perf_counter()
     base = make_repo(root)
     (root / ".asv").mkdir(exist_ok=True)
