@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import os
+import sys
 from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -204,6 +205,22 @@ COST_ORDER = ("e2e", "slow")
 _SUITE_REGISTRIES = ("_REGISTRY", "_REGISTRY_MODULES", "_PREPARED")
 
 
+def _suite_registries() -> list[dict[Any, Any]]:
+    """The registries, or none before jaxbench.measure.asvsuite is imported."""
+    module = sys.modules.get("jaxbench.measure.asvsuite")
+    return [] if module is None else [getattr(module, n) for n in _SUITE_REGISTRIES]
+
+
+@contextlib.contextmanager
+def _suite_registries_restored() -> Iterator[None]:
+    """The registries as they were before, afterwards (empty if not yet imported)."""
+    saved = [dict(r) for r in _suite_registries()]
+    yield
+    for i, registry in enumerate(_suite_registries()):
+        registry.clear()
+        registry.update(saved[i] if i < len(saved) else {})
+
+
 @pytest.fixture(scope="module", autouse=True)
 def suites_of_this_module_only() -> Iterator[None]:
     """Forget, after each test module, the suites its tests registered in this process.
@@ -213,18 +230,8 @@ def suites_of_this_module_only() -> Iterator[None]:
     serves many modules), an in-process ``setup_cache`` measured all of theirs
     too (a test of 1 s took 25 s).
     """
-    import sys
-
-    def registries() -> list[dict[Any, Any]]:
-        module = sys.modules.get("jaxbench.measure.asvsuite")
-        return [] if module is None else [getattr(module, n) for n in _SUITE_REGISTRIES]
-
-    before = [set(r) for r in registries()]
-    yield
-    for i, registry in enumerate(registries()):
-        kept = before[i] if i < len(before) else set()
-        for key in [k for k in registry if k not in kept]:
-            del registry[key]
+    with _suite_registries_restored():
+        yield
 
 
 def _suite_key(key: Any) -> str:
@@ -236,17 +243,13 @@ def other_suites_set_aside(keep: str = "") -> Iterator[None]:
     """An in-process ``setup_cache`` that measures only the suites registered inside
     (and those named ``keep``, e.g. ``":Starter"``): the process's other suites (the
     corpus, registered at collection; other modules' tests) set aside."""
-    from jaxbench.measure import asvsuite
+    import jaxbench.measure.asvsuite  # noqa: F401  (its registries exist from here)
 
-    registries = [getattr(asvsuite, n) for n in _SUITE_REGISTRIES]
-    saved = [dict(r) for r in registries]
-    for registry in registries:
-        for key in [k for k in registry if not (keep and _suite_key(k).endswith(keep))]:
-            del registry[key]
-    yield
-    for registry, entries in zip(registries, saved, strict=True):
-        registry.clear()
-        registry.update(entries)
+    with _suite_registries_restored():
+        for registry in _suite_registries():
+            for key in [k for k in registry if not (keep and _suite_key(k).endswith(keep))]:
+                del registry[key]
+        yield
 
 
 def cost_rank(item: pytest.Item) -> int:
