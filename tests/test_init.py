@@ -42,8 +42,14 @@ WRITTEN = [
 JAX = "0.10.2"
 
 
-def init(*args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    status = main(["init", *args])
+def init(
+    *args: str, capsys: pytest.CaptureFixture[str], check_launch: bool = False
+) -> tuple[int, str, str]:
+    """``jaxbench init ARGS``. Its launch check (a fresh Python importing jax, about
+    2 s) runs only where a test asks for it; elsewhere ``--launch-method spawn``
+    (``tests/test_init_launch.py`` tests the check)."""
+    launch = () if check_launch or "--launch-method" in args else ("--launch-method", "spawn")
+    status = main(["init", *args, *launch])
     out, err = capsys.readouterr()
     return status, out, err
 
@@ -79,8 +85,10 @@ def assert_one_line_error(status: int, out: str, err: str, *needles: str) -> Non
 def test_init_writes_every_file_and_a_working_asv_conf(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    status, out, err = init(str(repo), "--jax", JAX, capsys=capsys)
+    status, out, err = init(str(repo), "--jax", JAX, capsys=capsys, check_launch=True)
     assert status == 0, err
+    # importing tinyjax starts no jax backend: asv forks each benchmark
+    assert "asv launch method: forkserver (importing tinyjax and benchmarks/ starts no" in out
     for path in WRITTEN:
         assert (repo / path).is_file(), path
         assert f"wrote {path}" in out
@@ -92,6 +100,7 @@ def test_init_writes_every_file_and_a_working_asv_conf(
     assert conf["matrix"] == {"req": {"jax": [JAX]}}
     assert conf["results_dir"] == "results"
     assert conf["html_dir"] == "html"
+    assert conf["launch_method"] == "forkserver"
     assert conf["build_command"] == [
         "python -m pip wheel --no-deps -w {build_cache_dir} {build_dir}"
     ]

@@ -7,6 +7,8 @@ Exception tree::
      +-- ResultsError      asv results that cannot be read or used
      +-- WorkloadError     a workload that cannot be measured
           +-- ReferenceMismatch   a result outside the NumPy reference's tolerance
+          +-- TooFewDevices       more devices needed than this process has (a skip)
+          +-- ForkAfterBackend    forked after jax's backend started (it would hang)
 
 The CLI prints ``jaxbench: error: <message>`` and exits 2 for any of them;
 no traceback is shown.
@@ -14,7 +16,15 @@ no traceback is shown.
 
 from __future__ import annotations
 
-__all__ = ["JaxbenchError", "ReferenceMismatch", "ResultsError", "UsageError", "WorkloadError"]
+__all__ = [
+    "ForkAfterBackend",
+    "JaxbenchError",
+    "ReferenceMismatch",
+    "ResultsError",
+    "TooFewDevices",
+    "UsageError",
+    "WorkloadError",
+]
 
 
 class JaxbenchError(Exception):
@@ -39,3 +49,7 @@ class ReferenceMismatch(WorkloadError):
 
 class TooFewDevices(WorkloadError):
     """A workload that needs more devices than this process has (skipped, not failed)."""
+
+
+class ForkAfterBackend(WorkloadError):
+    """A process forked after jax's backend started: its first jax call would hang."""

@@ -11,7 +11,12 @@ The jax matrix: the jax installed in the environment running ``jaxbench
 init`` (the project's development environment, so the version it resolves
 to today), else the version ``pip install --dry-run`` resolves for the
 project; plus the newest version ``pip index versions jax`` lists. ``--jax``
-replaces both. Never imports jax.
+replaces both.
+
+asv's launch method: ``forkserver`` where importing the project's package
+and benchmarks starts no jax backend, checked in a fresh interpreter
+(:mod:`jaxbench.scaffold.launch`), else ``spawn``; ``--launch-method``
+chooses. This process never imports jax.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from pathlib import Path
 
 from jaxbench.errors import UsageError
 from jaxbench.scaffold import apply, sources
+from jaxbench.scaffold.launch import METHODS, LaunchCheck, given_launch, start_check
 from jaxbench.scaffold.matrix import benchmark_dependencies
 from jaxbench.scaffold.plan import MAKEFILE, Plan, Settings, render
 from jaxbench.scaffold.project import Project, git_ignores, inspect_project, suite_imports
@@ -72,6 +78,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="pip requirement that installs jaxbench in each environment and workflow, e.g. "
         "'jaxbench @ git+https://github.com/OWNER/jaxbench@COMMIT' (default: where this "
         "jaxbench was installed from)",
+    )
+    parser.add_argument(
+        "--launch-method",
+        choices=METHODS,
+        help="asv's launch method (default: forkserver when importing the package and "
+        "benchmarks/ starts no jax backend, checked in a fresh Python; else spawn)",
     )
 
 
@@ -149,13 +161,31 @@ def _existing_makefile(root: Path) -> Path | None:
 def _plan(args: argparse.Namespace) -> tuple[Project, Plan, list[str], list[str]]:
     """(the project, the plan, lines describing the set-up, notes)."""
     project = inspect_project(args.dir)
+    # the launch check imports jax in a fresh Python: it runs beside the look-ups below
+    check = (
+        None
+        if args.launch_method
+        else start_check(project.root, project.import_name, project.layout)
+    )
+    try:
+        return _plan_with(args, project, check)
+    finally:
+        if check is not None:
+            check.close()
+
+
+def _plan_with(
+    args: argparse.Namespace, project: Project, check: LaunchCheck | None
+) -> tuple[Project, Plan, list[str], list[str]]:
     python = _python(args.python)
     jaxbench = _jaxbench(args.jaxbench)
     versions, jax_lines = _jax_versions(args.jax, project)
     packages = benchmark_dependencies(
         project, suite_imports(project.root), sources.installed_version, sources.requires_jax
     )
+    launch = given_launch(args.launch_method) if check is None else check.result()
     settings = Settings(
+        launch=launch,
         packages=packages,
         project=project,
         python=python,
@@ -176,6 +206,7 @@ def _plan(args: argparse.Namespace) -> tuple[Project, Plan, list[str], list[str]
         *(f"  {line}" for line in jax_lines),
         *(f"  {p.name} {p.version or '(newest)'}: {p.why}" for p in packages),
         f"jaxbench in every environment and workflow: {jaxbench.spec} ({jaxbench.origin})",
+        f"asv launch method: {launch.method} ({launch.why})",
     ]
     notes: list[str] = []
     if not jaxbench.portable:

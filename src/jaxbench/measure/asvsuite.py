@@ -157,6 +157,7 @@ def _make_workload(suite: str, params: Sequence[Any]) -> Any:
     from jaxbench.errors import WorkloadError
     from jaxbench.measure import workloads
 
+    _refuse_unsafe_fork()
     factory, param_map = _REGISTRY[suite]
     kwargs = dict(zip(param_map, params, strict=True))
     if isinstance(factory, str):
@@ -365,11 +366,66 @@ def _asv_setup_cache_dir() -> str | None:
     return None
 
 
-def _backend_started() -> bool:
+def _backend_state() -> bool | None:
+    """Whether jax's backend has started in this process; None if jax cannot say.
+
+    jax has no public query: ``backends_are_initialized`` is looked up, not assumed.
+    """
     from jax._src import xla_bridge
 
     started = getattr(xla_bridge, "backends_are_initialized", None)
-    return started is None or bool(started())
+    return None if started is None else bool(started())
+
+
+def _backend_started() -> bool:
+    """Whether jax's backend may have started (True when jax cannot say)."""
+    return _backend_state() is not False
+
+
+# --- forks after the backend started ---------------------------------------------
+#
+# asv's forkserver imports every benchmark module once and forks each benchmark
+# from that process. If an import started jax's backend (a module-level jax
+# array or PRNG key, here or in the library a module imports), the child
+# inherits a backend whose threads did not survive the fork: its first jax call
+# hangs until asv's timeout. The hooks below note, in each forked child, whether
+# its parent's backend had started; :func:`_refuse_unsafe_fork` then stops the
+# benchmark with the fix before it touches jax.
+
+#: In the parent, just before a fork: whether its backend had started.
+_backend_at_fork = False
+#: In a forked child: whether any process it was forked from had started jax's backend.
+_FORKED_AFTER_BACKEND = False
+
+
+def _before_fork() -> None:
+    global _backend_at_fork
+    _backend_at_fork = _backend_state() is True
+
+
+def _after_fork_in_child() -> None:
+    global _FORKED_AFTER_BACKEND
+    _FORKED_AFTER_BACKEND = _FORKED_AFTER_BACKEND or _backend_at_fork
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_before_fork, after_in_child=_after_fork_in_child)
+
+
+def _refuse_unsafe_fork() -> None:
+    """Raise :class:`~jaxbench.errors.ForkAfterBackend` in a process forked after
+    jax's backend started (its first jax call would hang); else nothing."""
+    if _FORKED_AFTER_BACKEND:
+        from jaxbench.errors import ForkAfterBackend
+
+        raise ForkAfterBackend(
+            'this benchmark was forked (asv\'s "launch_method": "forkserver") from a '
+            "process in which jax's backend had started while the benchmark modules were "
+            "imported (a jax array, PRNG key or device query at module level, in a benchmark "
+            "module or a library it imports), and jax cannot run after such a fork; set "
+            '"launch_method": "spawn" in asv.conf.json, or make those values inside a '
+            "function"
+        )
 
 
 def _other_modules_suites() -> list[str] | None:
@@ -465,6 +521,8 @@ def _prime_jax() -> None:
     """Pay jax's once-per-process start-up (backend, MLIR context) before any
     first call is timed, so that every workload's first call is comparable."""
     import jax.numpy as jnp
+
+    _refuse_unsafe_fork()
 
     jax.block_until_ready(jax.jit(lambda v: v + 1)(jnp.zeros((3,), jnp.int32)))
 

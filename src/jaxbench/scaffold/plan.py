@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+import textwrap
+from dataclasses import dataclass, field
 from importlib import resources
 
+from jaxbench.scaffold.launch import FORKSERVER, Launch
 from jaxbench.scaffold.matrix import MatrixPackage
 from jaxbench.scaffold.project import Project
 from jaxbench.scaffold.sources import Requirement, version_key
@@ -51,6 +53,8 @@ class Settings:
     write_makefile: bool = True
     #: The project's benchmark dependencies, beside jax (:mod:`jaxbench.scaffold.matrix`).
     packages: tuple[MatrixPackage, ...] = ()
+    #: asv's launch method (:mod:`jaxbench.scaffold.launch`); spawn is safe for any suite.
+    launch: Launch = field(default_factory=lambda: Launch("spawn", "not checked"))
 
 
 @dataclass(frozen=True)
@@ -85,6 +89,29 @@ def _words(versions: tuple[str, ...]) -> str:
     return " and ".join(", ".join(versions).rsplit(", ", 1)) if versions else ""
 
 
+def _launch_comment(launch: Launch, project: str) -> str:
+    """The ``//`` lines above asv.conf.json's ``launch_method``: what it does and why."""
+    if launch.method == FORKSERVER:
+        text = (
+            '"forkserver": asv imports the benchmark modules once and forks each '
+            "benchmark from that process, which saves jax's import (about 2 s) per "
+            f"benchmark. jaxbench init checked: {launch.why}. A fork after jax's backend "
+            "started would hang, so if a module later makes a jax array or PRNG key at "
+            "import time, each benchmark stops with an error that says so; then use "
+            '"spawn" (a fresh interpreter per benchmark).'
+        )
+    else:
+        text = (
+            f'"spawn": a fresh interpreter per benchmark, safe for any suite ({launch.why}). '
+            '"forkserver" imports the benchmark modules once and forks each benchmark, '
+            "saving jax's import (about 2 s) per benchmark, and is safe while importing "
+            f"{project} and benchmarks/ starts no jax backend (no jax array or PRNG key "
+            "at module level)."
+        )
+    lines = textwrap.wrap(text, width=76, break_on_hyphens=False)
+    return "\n".join(f"    // {line}" for line in lines)
+
+
 def _values(settings: Settings) -> dict[str, str]:
     jaxbench = settings.jaxbench.spec
     install = (
@@ -107,6 +134,8 @@ def _values(settings: Settings) -> dict[str, str]:
         "ASV_REQUIREMENT": json.dumps(settings.asv),
         "ASV_RUNNER_REQUIREMENT": json.dumps(settings.asv_runner),
         "JAXBENCH_URL": JAXBENCH_URL,
+        "LAUNCH_METHOD": json.dumps(settings.launch.method),
+        "LAUNCH_COMMENT": _launch_comment(settings.launch, settings.project.name),
     }
 
 
