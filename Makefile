@@ -48,12 +48,18 @@ node_modules/.installed: package.json package-lock.json
 setup: $(BIN)/.installed node_modules/.installed
 
 # --- the main job ----------------------------------------------------------------
+# Under `make bench` each step prints one line (jaxbench progress: the step,
+# elapsed, the time left as the last run's steps took); alone, a step prints none.
+JOB_STEP := :
+bench: JOB_STEP = $(BIN)/jaxbench progress --job 'make bench'
 bench: $(BIN)/.bench-installed measure publish regressions
+	@$(JOB_STEP) done
 	@echo "HTML history: $(CURDIR)/html/index.html (make preview serves it on port $(PORT))"
 
 # jaxbench machine: asv's machine.json with a hardware fingerprint, no questions.
 measure: $(BIN)/.bench-installed
 	@mkdir -p .asv
+	@$(JOB_STEP) 1/4 'asv run'
 	$(BIN)/jaxbench machine --machine $(MACHINE)
 	git rev-list --first-parent --max-count=$(COMMITS) HEAD > .asv/commits.txt
 	@# asv exits 2 when a benchmark failed (e.g. a wrong answer): publish and list it anyway.
@@ -67,7 +73,8 @@ measure: $(BIN)/.bench-installed
 		$(PYTHON) -m compileall -q benchmarks; then \
 		echo "make: asv could not list the benchmarks: fix the suite file named above; going on"; \
 	elif [ "$$status" -ne 0 ] && [ "$$status" -ne 2 ]; then exit "$$status"; fi
-	@if [ "$(PAIRED)" != 0 ]; then $(MAKE) --no-print-directory paired; fi
+	@if [ "$(PAIRED)" != 0 ]; then \
+		$(JOB_STEP) 2/4 'paired history' && $(MAKE) --no-print-directory paired; fi
 
 # Pair each of the last COMMITS commits with the one before it (asv's environments
 # must be built: make measure). `make paired COMMITS=12` backfills 12 commits.
@@ -77,9 +84,11 @@ paired: $(BIN)/.bench-installed
 	$(BIN)/jaxbench pair-history --machine $(MACHINE) --commits .asv/commits.txt $(PAIR_ARGS)
 
 publish: $(BIN)/.bench-installed
+	@$(JOB_STEP) 3/4 publish
 	$(BIN)/jaxbench publish $$([ -f $(ASV_LOG) ] && echo --asv-log $(ASV_LOG))
 
 regressions: $(BIN)/.bench-installed
+	@$(JOB_STEP) 4/4 regressions
 	$(BIN)/jaxbench regressions $$([ -f $(ASV_LOG) ] && echo --asv-log $(ASV_LOG))
 
 # asv's pages fetch their JSON over HTTP: opening index.html as a file does not work.

@@ -182,6 +182,9 @@ def test_init_said_what_it_wrote(adopted: Adopted) -> None:
     assert "wrote benchmarks/starter.py" in out
     assert "make bench-check" in out
     assert f"{MATRIX_ONLY} {MATRIX_ONLY_VERSION}: bench extra" in out
+    # importing tinyjax starts no jax backend: every benchmark below was forked
+    assert "asv launch method: forkserver (importing tinyjax and benchmarks/" in out
+    assert '"launch_method": "forkserver"' in (adopted.root / "asv.conf.json").read_text("utf-8")
 
 
 def test_make_bench_ran_the_paired_history_and_preview_exists(adopted: Adopted) -> None:
@@ -192,6 +195,21 @@ def test_make_bench_ran_the_paired_history_and_preview_exists(adopted: Adopted) 
     assert len(paired) == 2, paired
     assert "jaxbench publish" in out
     assert "jaxbench regressions" in out
+    # one progress line per step, in order, then the whole job's time by step
+    steps = [
+        "make bench: step 1/4 asv run, ",
+        "make bench: step 2/4 paired history, ",
+        "make bench: step 3/4 publish, ",
+        "make bench: step 4/4 regressions, ",
+        "make bench: done in ",
+    ]
+    at = [out.find(line) for line in steps]
+    assert -1 not in at, (at, out[-4000:])
+    assert at == sorted(at), (at, out[-4000:])
+    assert "time left unknown (no complete run yet)" in out  # the first run
+    done = out[at[-1] :].splitlines()[0]
+    for part in ("(asv run ", ", paired history ", ", publish ", ", regressions "):
+        assert part in done, done
     preview = subprocess.run(
         ["make", "-n", "preview", f"PYTHON={sys.executable}"],
         cwd=adopted.root,

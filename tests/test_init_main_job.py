@@ -102,6 +102,14 @@ def test_the_written_makefile_has_this_repository_s_main_job(written: dict[str, 
     for name in VARIABLES:
         assert variables(theirs)[name] == variables(ours)[name], name
     assert "export JAXBENCH_MACHINE := $(MACHINE)" in theirs
+    # the same progress line per step under make bench (jaxbench progress)
+    job_step = [
+        _normalise(line) for line in theirs.splitlines() if line.startswith(("bench: JOB", "JOB_"))
+    ]
+    assert job_step == [
+        _normalise(line) for line in ours.splitlines() if line.startswith(("bench: JOB", "JOB_"))
+    ]
+    assert job_step == ["JOB_STEP := :", "bench: JOB_STEP = jaxbench progress --job 'make bench'"]
     assert "jaxbench pair-history --machine $(MACHINE)" in "".join(targets(theirs)["paired"][1])
 
 

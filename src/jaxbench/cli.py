@@ -35,6 +35,7 @@ COMMANDS: dict[str, str] = {
     "publish": "publish",
     "machine": "machine",
     "pair-history": "pair_history",
+    "progress": "progress",
 }
 
 EXIT_USAGE = 2

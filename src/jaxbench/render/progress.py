@@ -1,7 +1,10 @@
 """A whole-job progress line: the step, how many of how many, elapsed, time left.
 
 ``jaxbench pair-history`` (pairs x rounds), ``jaxbench ab`` and
-``jaxbench first-call`` (rounds) report through :class:`Progress`. On a
+``jaxbench first-call`` (rounds) report through :class:`Progress`; a job of
+several commands (``make bench``) reports each step with ``jaxbench
+progress`` (:func:`step_line`, :func:`done_line`: the time left is what the
+steps left took in the job's last complete run). On a
 terminal the line is redrawn in place on stderr after every unit of work; in
 a log (not a terminal: CI) one line is written per finished step, nothing in
 between. The time left is the elapsed time scaled by the work left
@@ -17,7 +20,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO
 
-__all__ = ["Progress", "Snapshot", "format_duration", "format_line", "time_left"]
+__all__ = [
+    "Progress",
+    "Snapshot",
+    "done_line",
+    "format_duration",
+    "format_line",
+    "step_line",
+    "time_left",
+]
 
 
 @dataclass(frozen=True)
@@ -61,6 +72,27 @@ def format_line(s: Snapshot) -> str:
     step = f"{s.label} {s.step}/{s.steps}" if s.label else f"{s.step}/{s.steps}"
     tail = f"~{format_duration(left)} left" if left is not None else "time left unknown"
     return f"{s.job}: {step} ({share} %), {format_duration(s.elapsed)} elapsed, {tail}"
+
+
+def step_line(
+    job: str, step: int, steps: int, name: str, elapsed: float, left: float | None
+) -> str:
+    """``make bench: step 2/4 paired history, 6 min 01 s elapsed, ~4 min 58 s left``.
+
+    ``left``: what the steps from this one on took in the last complete run
+    (None: no complete run yet, or a step was not in it)."""
+    tail = (
+        f"~{format_duration(left)} left (as the last run)"
+        if left is not None
+        else "time left unknown (no complete run yet)"
+    )
+    return f"{job}: step {step}/{steps} {name}, {format_duration(elapsed)} elapsed, {tail}"
+
+
+def done_line(job: str, total: float, steps: list[tuple[str, float]]) -> str:
+    """``make bench: done in 11 min 10 s (asv run 5 min 58 s, publish 3 s, ...)``."""
+    parts = ", ".join(f"{name} {format_duration(seconds)}" for name, seconds in steps)
+    return f"{job}: done in {format_duration(total)}" + (f" ({parts})" if parts else "")
 
 
 class Progress:
