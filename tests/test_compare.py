@@ -737,7 +737,8 @@ def test_identical_code_in_separate_runs_is_not_a_change(asv_writer: AsvResultsW
         assert row.warm_test is WarmTest.ACROSS_RUNS
         assert row.verdict is Verdict.NOT_SIGNIFICANT, row.comparison.reason
         assert row.comparison.reason.startswith(
-            "across runs: t on the log ratio, spread of 10 other commits p="
+            "across runs: t on the log ratio, spread of 10 other commits "
+            "and of each side's rounds (4 and 4) p="
         )
         assert row.comparison.p_value is not None
         assert row.comparison.p_value > 0.01
@@ -761,6 +762,53 @@ def test_a_slowdown_beyond_the_spread_between_runs_is_found(
     rows = _warm_rows(asv_writer.root, base, head)
     assert [r.verdict for r in rows] == [Verdict.REGRESSION] * 2
     assert all("Holm p=" in r.comparison.reason for r in rows)
+
+
+def test_a_run_disturbed_while_it_measured_is_not_read_as_a_change(
+    asv_writer: AsvResultsWriter,
+) -> None:
+    # Identical code. The base's run was loaded for part of it (another job
+    # started): its four rounds disagree (1.2x to 4x the quiet level) and
+    # its median is 2.5x the head's. The history's spread alone calls that a
+    # significant improvement; the base's own rounds say how little it knows.
+    import datetime
+
+    from jaxbench.analyse.stats import cross_run_p_value, round_medians
+
+    asv_writer.add_benchmark(TIME, params=ROWS, unit="seconds")
+    asv_writer.write_meta()
+    disturbed = [level for level in (1.2, 2.0, 3.0, 4.0) for _ in range(30)]
+    levels = [*RUN_LEVELS, None, 1.00]
+    for i, level in enumerate(levels):
+        samples = None
+        if level is None:  # the base: samples as its rounds measured them, value their median
+            samples = {TIME: [[10e-6 * x for x in disturbed], [20e-6 * x for x in disturbed]]}
+        value = 2.5 if level is None else level
+        asv_writer.write_result(
+            commit_hash(10 + i),
+            1_000 * (i + 1),
+            {TIME: [10e-6 * value, 20e-6 * value]},
+            n_samples=120,
+            samples=samples,
+            started_at=ONE_RUN_START + datetime.timedelta(hours=i),
+        )
+    base, head = commit_hash(20), commit_hash(21)
+    rows = _warm_rows(asv_writer.root, base, head)
+    assert [r.verdict for r in rows] == [Verdict.NOT_SIGNIFICANT] * 2, [
+        r.comparison.reason for r in rows
+    ]
+    for row in rows:
+        assert row.comparison.p_value is not None
+        assert row.comparison.p_value > 0.01
+        assert "and of each side's rounds (4 and 4)" in row.comparison.reason
+    # without the base's rounds, the history's spread alone flags it
+    history = [[10e-6 * level for level in RUN_LEVELS]]
+    alone = cross_run_p_value(25e-6, 10e-6, history)
+    assert alone < 1e-6
+    with_rounds = cross_run_p_value(
+        25e-6, 10e-6, history, base_rounds=round_medians([10e-6 * x for x in disturbed], 30)
+    )
+    assert with_rounds > 0.01
 
 
 def test_too_little_history_gives_no_p_value_but_the_command_that_does(

@@ -90,6 +90,7 @@ from jaxbench.analyse.stats import (
     compare_samples,
     compare_skipped,
     holm_adjust,
+    round_medians,
 )
 from jaxbench.errors import ResultsError, UsageError
 from jaxbench.store.checks import UncheckedNote, find_note
@@ -359,6 +360,7 @@ def _compare_across_runs(
     n_other = sum(len(part) for part in parts)
     n_base, n_head = len(base.samples), len(head.samples)
     if n_other >= settings.min_history:
+        round_size = _round_size(base.key.benchmark, settings)
         tested = compare_across_runs(
             b_value,
             h_value,
@@ -367,6 +369,8 @@ def _compare_across_runs(
             alpha=settings.alpha,
             n_base=n_base,
             n_head=n_head,
+            base_rounds=round_medians(base.samples, round_size) if round_size else None,
+            head_rounds=round_medians(head.samples, round_size) if round_size else None,
         )
         return tested, WarmTest.ACROSS_RUNS
     factor = compare_factor(b_value, h_value, factor=settings.factor)

@@ -272,18 +272,49 @@ def successive_variance(parts: Sequence[Any]) -> tuple[float, int]:
     return float(np.dot(joined, joined)) / len(joined) / 2, len(joined)
 
 
-def cross_run_p_value(base: float, head: float, history: Sequence[Sequence[float]]) -> float:
+def _rounds_variance(rounds: Sequence[float] | None) -> tuple[float, int]:
+    """The variance of a side's log value from its own rounds, and its degrees of freedom.
+
+    asv's value is the median of all samples; the mean of the log round
+    medians stands in for it, with ``var(log medians) / n``. ``(0.0, 0)`` for
+    fewer than two positive rounds."""
+    import numpy as np
+
+    if rounds is None:
+        return 0.0, 0
+    logs = np.log(np.asarray([r for r in rounds if r > 0 and math.isfinite(r)], dtype=np.float64))
+    if len(logs) < 2:
+        return 0.0, 0
+    return float(np.var(logs, ddof=1)) / len(logs), len(logs) - 1
+
+
+def cross_run_p_value(
+    base: float,
+    head: float,
+    history: Sequence[Sequence[float]],
+    *,
+    base_rounds: Sequence[float] | None = None,
+    head_rounds: Sequence[float] | None = None,
+) -> float:
     """Two-sided p-value that ``head`` differs from ``base``, measured in separate runs.
 
     ``base`` and ``head`` are one value per commit (asv's median), each from
     its own run; ``history`` is the same series at other commits (in commit
     order, cut where they are not consecutive: base and head left out). The
     spread of one commit's value between runs is the history's
-    (:func:`successive_variance`, on logarithms: a change is a ratio), the
-    difference of two such values has twice its variance, and
-    ``log(head / base) / (sigma * sqrt(2))`` is read against Student's t
-    with as many degrees of freedom as differences. Non-positive values:
-    1. Fewer than two differences: 1.
+    (:func:`successive_variance`, on logarithms: a change is a ratio), and
+    the difference of two such values has twice its variance. Each side's
+    own run says how well it knows its value: the variance of its log round
+    medians over their number (``base_rounds``, ``head_rounds``). The
+    history's spread already holds a typical run's share of that, so the
+    quieter side stands for a typical run and the noisier side's excess over
+    it is added. A run disturbed while it measured (another job loading the
+    machine for part of it) has rounds that disagree, so its value counts for
+    less; two quiet runs add almost nothing, and the test keeps its power.
+    The log ratio over the square root of the sum is read against Student's
+    t, with Welch-Satterthwaite degrees of freedom (at most the history's
+    differences, so the p-value is never below the history's alone). Non-positive values: 1. Fewer
+    than two differences: 1.
     """
     import numpy as np
     from scipy.special import stdtr
@@ -296,9 +327,23 @@ def cross_run_p_value(base: float, head: float, history: Sequence[Sequence[float
     if n_diffs < 2:
         return 1.0
     shift = abs(math.log(head) - math.log(base))
-    if variance == 0:
+    # The history's spread already holds a typical run's own noise; the
+    # quieter side stands for that, and only the noisier side's excess is added.
+    (v_base, d_base), (v_head, d_head) = (
+        _rounds_variance(base_rounds),
+        _rounds_variance(head_rounds),
+    )
+    terms = [
+        (2.0 * variance, n_diffs),
+        (abs(v_base - v_head), d_base if v_base > v_head else d_head),
+    ]
+    total = sum(v for v, _ in terms)
+    if total == 0:
         return 0.0 if shift > 0 else 1.0
-    p = 2.0 * float(stdtr(n_diffs, -shift / math.sqrt(2.0 * variance)))
+    # Welch-Satterthwaite, never more than the history's differences: the
+    # added term only ever widens the test
+    df = min(n_diffs, total**2 / sum(v**2 / d for v, d in terms if d > 0 and v > 0))
+    p = 2.0 * float(stdtr(df, -shift / math.sqrt(total)))
     return min(1.0, p) if math.isfinite(p) else 1.0
 
 
@@ -454,14 +499,17 @@ def compare_across_runs(
     alpha: float = DEFAULT_ALPHA,
     n_base: int = 0,
     n_head: int = 0,
+    base_rounds: Sequence[float] | None = None,
+    head_rounds: Sequence[float] | None = None,
 ) -> Comparison:
     """Warm times of base and head measured in separate runs: the history's spread.
 
     ``base`` and ``head`` are each side's value (asv's median), ``history``
-    the series at the other commits (:func:`cross_run_p_value`). A verdict
-    needs the two-sided p-value below ``alpha`` and the ratio beyond
-    ``factor``; the within-run spread of the samples plays no part, because
-    the runs' own shift is not in it.
+    the series at the other commits, ``base_rounds`` and ``head_rounds``
+    each side's round medians (:func:`cross_run_p_value`). A verdict needs
+    the two-sided p-value below ``alpha`` and the ratio beyond ``factor``.
+    The rounds alone never decide: the runs' own shift is not in them; they
+    only widen the spread of a side whose run disagreed with itself.
     """
     if factor < 1.0:
         raise ValueError(f"factor must be >= 1, got {factor}")
@@ -472,7 +520,11 @@ def compare_across_runs(
     sizes = {"n_base": n_base, "n_head": n_head}
     n_commits = sum(len(part) for part in history)
     test = f"across runs: t on the log ratio, spread of {n_commits} other commits"
-    p = cross_run_p_value(base, head, history)
+    if base_rounds is not None or head_rounds is not None:
+        test += (
+            f" and of each side's rounds ({len(base_rounds or ())} and {len(head_rounds or ())})"
+        )
+    p = cross_run_p_value(base, head, history, base_rounds=base_rounds, head_rounds=head_rounds)
     return _tested(
         (base, head, ratio, shift),
         p,
