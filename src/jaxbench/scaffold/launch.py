@@ -111,8 +111,7 @@ class LaunchCheck:
         try:
             out, _ = self._process.communicate(timeout=_TIMEOUT)
         except subprocess.TimeoutExpired:
-            self._process.kill()
-            self._process.communicate()
+            self.close()
             return _spawn(f"could not check: {self._python} took over {_TIMEOUT} s")
         lines = out.strip().splitlines()
         try:
