@@ -186,6 +186,7 @@ def test_timeouts_are_read_by_asv_runner(bench_dir: Path) -> None:
     assert _load(bench_dir, "GoodFigures.track_work_flops").timeout == 300.0
 
 
+@pytest.mark.slow
 def test_an_unchecked_workload_is_timed_and_its_accuracy_skipped_as_unchecked(
     bench_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

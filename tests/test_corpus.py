@@ -52,11 +52,13 @@ def rows(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
     return {row["idiom"]: row for row in json.loads(out.read_text())}
 
 
+@pytest.mark.slow
 def test_the_corpus_has_the_issues_idioms(rows: dict[str, dict[str, Any]]) -> None:
     assert len(idioms.IDIOMS) >= 15
     assert set(rows) == set(idioms.IDIOMS) | set(idioms.FAILS)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("idiom", list(idioms.IDIOMS))
 def test_each_idiom_passes_both_paths(rows: dict[str, dict[str, Any]], idiom: str) -> None:
     row = rows[idiom]
@@ -77,12 +79,14 @@ def test_each_idiom_passes_both_paths(rows: dict[str, dict[str, Any]], idiom: st
         assert row["warnings"] == []
 
 
+@pytest.mark.slow
 def test_the_kinds_of_reference(rows: dict[str, dict[str, Any]]) -> None:
     assert rows["optax_step"]["reference"] == "float64"
     assert rows["bfloat16"]["reference"] == "float64"
     assert rows["eqx_module"]["reference"] == "numpy"
 
 
+@pytest.mark.slow
 def test_the_same_array_donated_twice_fails_with_one_line(
     rows: dict[str, dict[str, Any]],
 ) -> None:

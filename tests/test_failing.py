@@ -155,6 +155,7 @@ def regressions(run: Run, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_asv_keeps_no_error_text_in_its_result_files(run: Run) -> None:
     raw = (run.results / MACHINE / f"{run.commits[2][:8]}-{run.env_name}.json").read_text()
     data = json.loads(raw)
@@ -163,6 +164,7 @@ def test_asv_keeps_no_error_text_in_its_result_files(run: Run) -> None:
     assert "Array has been deleted" not in raw
 
 
+@pytest.mark.slow
 def test_text_names_each_failing_benchmark_newly_failing_first(run: Run) -> None:
     done = regressions(run)
     assert done.returncode == 0, done.stderr
@@ -181,6 +183,7 @@ def test_text_names_each_failing_benchmark_newly_failing_first(run: Run) -> None
     assert lines[7] == "No regressions in 6 series."
 
 
+@pytest.mark.slow
 def test_the_asv_log_gives_the_last_line_of_each_error(run: Run) -> None:
     done = regressions(run, "--asv-log", str(run.log))
     assert done.returncode == 0, done.stderr
@@ -192,6 +195,7 @@ def test_the_asv_log_gives_the_last_line_of_each_error(run: Run) -> None:
     assert "No error text" not in done.stdout
 
 
+@pytest.mark.slow
 def test_json_carries_the_failures(run: Run) -> None:
     done = regressions(run, "--format", "json", "--asv-log", str(run.log))
     assert done.returncode == 0, done.stderr
@@ -215,6 +219,7 @@ def test_json_carries_the_failures(run: Run) -> None:
     assert always["failures"][0]["error"] == "ValueError: never worked"
 
 
+@pytest.mark.slow
 def test_fail_on_newly_failing_exits_1_and_always_failing_is_not_fatal(run: Run) -> None:
     assert regressions(run, "--fail-on", "newly-failing").returncode == 1
     assert regressions(run, "--fail-on", "failing").returncode == 1
@@ -229,6 +234,7 @@ def test_fail_on_newly_failing_exits_1_and_always_failing_is_not_fatal(run: Run)
     assert regressions(run, "--format", "json", "--fail-on", "newly-failing").returncode == 1
 
 
+@pytest.mark.slow
 def test_compare_keeps_the_still_failing_rows(run: Run) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "jaxbench", "compare", *run.commits[1:], "--format", "json"],
@@ -272,6 +278,7 @@ class _Failing(HTMLParser):
             self._cells[-1] += data
 
 
+@pytest.mark.slow
 def test_publish_summary_and_page_name_them(
     run: Run, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -427,6 +434,7 @@ def _jobs(path: Path) -> dict[str, Any]:
     return jobs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workflow", WORKFLOWS, ids=lambda p: p.name)
 def test_the_main_workflow_fails_on_a_newly_failing_benchmark(
     run: Run, workflow: Path, tmp_path: Path

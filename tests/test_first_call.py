@@ -102,6 +102,7 @@ def _rows(doc: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
     return {(r["benchmark"].rsplit(".", 1)[-1], r["params"][0]): r for r in doc["rows"]}
 
 
+@pytest.mark.slow
 def test_a_slower_first_call_is_caught_pair_by_pair(tmp_path: Path) -> None:
     status, doc = _review(tmp_path, 0.02, 0.06)
     rows = _rows(doc)
@@ -115,6 +116,7 @@ def test_a_slower_first_call_is_caught_pair_by_pair(tmp_path: Path) -> None:
     assert status == 1
 
 
+@pytest.mark.slow
 def test_identical_suites_pass(tmp_path: Path) -> None:
     status, doc = _review(tmp_path, 0.03, 0.03)
     assert status == 0, doc["summary"]

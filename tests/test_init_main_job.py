@@ -251,6 +251,7 @@ def test_init_puts_the_benchmark_dependencies_in_asv_s_matrix(
 # --- the advice and the rules agree ---------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_advice_to_run_init_again_works(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

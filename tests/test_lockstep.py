@@ -341,6 +341,7 @@ def test_one_worker_pair_per_round_serves_every_benchmark(tmp_path: Path) -> Non
     assert len(pids) == 3 * 2
 
 
+@pytest.mark.slow
 def test_a_second_look_samples_only_the_items_asked_for_in_fresh_worker_pairs(
     tmp_path: Path,
 ) -> None:
@@ -409,6 +410,7 @@ def test_ab_alone_writes_machine_json_and_compare_reads_the_directory(tmp_path: 
     assert row["ratio"] > 2
 
 
+@pytest.mark.slow
 def test_together_stops_both_sides_of_an_item_one_side_fails(tmp_path: Path) -> None:
     log = tmp_path / "pids.txt"
     env = (("PID_LOG", str(log)),)
@@ -491,6 +493,7 @@ def test_ab_rounds_share_one_jax_compilation_cache_removed_at_the_end(
 FAST = "class Fast:\n    number = 1\n\n    def time_it(self):\n        pass\n"
 
 
+@pytest.mark.slow
 def test_ab_takes_the_7_digit_prefixes_git_prints(tmp_path: Path) -> None:
     from e2e_repo import git
 
@@ -584,6 +587,7 @@ def test_a_fork_server_imports_the_suite_once_and_forks_a_fresh_worker_per_round
     assert not importers & workers
 
 
+@pytest.mark.slow
 def test_a_forked_worker_that_fails_or_hangs_ends_alone_and_the_server_forks_on(
     tmp_path: Path,
 ) -> None:
@@ -610,6 +614,7 @@ def test_a_forked_worker_that_fails_or_hangs_ends_alone_and_the_server_forks_on(
     assert len(b.samples) == 4
 
 
+@pytest.mark.slow
 def test_concurrent_rounds_overlap_on_cpus_of_their_own_and_keep_every_sample(
     tmp_path: Path,
 ) -> None:
