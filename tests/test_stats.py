@@ -425,6 +425,36 @@ def test_paired_p_value_is_a_one_sample_t_test_on_the_estimates() -> None:
     assert paired_p_value([0.1]) == 1.0
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.integers(-5000, 5000).map(lambda i: i / 1000), min_size=2, max_size=25),
+    st.lists(st.integers(-5000, 5000).map(lambda i: i / 1000), min_size=2, max_size=25),
+)
+def test_the_t_tests_are_scipy_stats_own(x: list[float], y: list[float]) -> None:
+    """rounds_p_value and paired_p_value compute scipy.stats' Welch and one-sample
+    t-tests on scipy.special (importing scipy.stats costs each command 0.6 s)."""
+    import warnings
+
+    from scipy.stats import ttest_1samp, ttest_ind
+
+    from jaxbench.analyse.paired_history import _t_quantile
+
+    logs = sorted(math.exp(v) for v in x), sorted(math.exp(v) for v in y)
+    first, second = sorted([sorted(math.log(v) for v in side) for side in logs])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        want = float(ttest_ind(first, second, equal_var=False).pvalue)
+        want_1 = float(ttest_1samp(sorted(x), 0.0).pvalue)
+    got = rounds_p_value(*logs)
+    if len(set(first)) > 1 or len(set(second)) > 1:
+        assert got == pytest.approx(min(1.0, want) if math.isfinite(want) else 1.0, rel=1e-6)
+    if len(set(x)) > 1:
+        assert paired_p_value(x) == pytest.approx(min(1.0, want_1), rel=1e-6, abs=1e-300)
+    from scipy.stats import t
+
+    assert _t_quantile(0.995, len(x)) == pytest.approx(float(t.ppf(0.995, len(x))), rel=1e-12)
+
+
 def test_two_look_p_value_is_weighted_bonferroni_over_the_looks() -> None:
     assert two_look_p_value(0.0005, None) == pytest.approx(0.005)  # 0.0005 / 0.1
     assert two_look_p_value(0.05, None) == pytest.approx(0.5)
