@@ -11,6 +11,9 @@ COMMITS ?= 3
 MACHINE ?= $(shell uname -m)-$(shell nproc)cpu
 # Extra asv run options, e.g. ASV_ARGS='-E virtualenv:3.11 -b Predict'.
 ASV_ARGS ?=
+# asv builds each commit's environments this many at a time (--parallel: the
+# builds only; benchmarks always run one at a time).
+BUILD_JOBS ?= $(shell nproc)
 # The paired history: each measured commit timed side by side with the one
 # before it (jaxbench pair-history); PAIRED=0 skips it. PAIR_ARGS, e.g.
 # PAIR_ARGS='--env NAME -b Predict --rounds 12'.
@@ -66,7 +69,7 @@ measure: $(BIN)/.bench-installed
 	@# It exits 1 when a suite file does not compile (its discovery stops): name the file, go on.
 	@# Its output is kept in $(ASV_LOG): the last line of each failing benchmark's error.
 	{ $(BIN)/asv run --machine $(MACHINE) --skip-existing --record-samples \
-		--show-stderr $(ASV_ARGS) HASHFILE:.asv/commits.txt 2>&1; echo $$? > .asv/asv-run.status; } \
+		--parallel $(BUILD_JOBS) --show-stderr $(ASV_ARGS) HASHFILE:.asv/commits.txt 2>&1; echo $$? > .asv/asv-run.status; } \
 		| tee $(ASV_LOG)
 	@status=$$(cat .asv/asv-run.status); \
 	if [ "$$status" -eq 1 ] && ! PYTHONPYCACHEPREFIX="$(CURDIR)/.asv/pycache" \

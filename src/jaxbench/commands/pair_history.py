@@ -15,9 +15,11 @@ pass per environment of ``asv.conf.json``, or ``--python`` and ``--env``),
 with that side's commit put in front of the installed one on ``PYTHONPATH``:
 the wheel asv built for that commit (its build cache), else the commit's
 ``src/`` tree from ``git archive``. Both sides run the working tree's
-benchmark directory, as ``asv run`` does. The rounds of a pair share one jax
-compilation cache (as ``jaxbench ab``'s; ``--no-compile-cache`` turns it off):
-a round's fresh processes load the compiled programs. Never imports jax.
+benchmark directory, as ``asv run`` does. The pairs of one environment share
+one jax compilation cache for the run (as ``jaxbench ab``'s rounds do;
+``--no-compile-cache`` turns it off): a round's fresh processes, and the next
+pair's first round where the code is unchanged, load the compiled programs.
+Never imports jax.
 """
 
 from __future__ import annotations
@@ -262,21 +264,25 @@ def _one_pair(
         return wanted
 
     clock = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="jaxbench-pair-jax-cache-") as cache:
-        shared = compile_cache_environ(cache, os.environ) if args.compile_cache else ()
-        outcomes = run_lockstep_suite(
-            replace(sides[0], environ=(*sides[0].environ, *shared)),
-            replace(sides[1], environ=(*sides[1].environ, *shared)),
-            items,
-            rounds=args.rounds,
-            per_round=args.per_round,
-            cpus=args.cpus,
-            together=True,
-            parallel=args.parallel or concurrent_rounds(args.cpus),
-            progress=progress,
-            more_rounds=args.second_look,
-            more=more,
-        )
+    # One compilation cache per environment for the whole run: the next pair's
+    # first round loads what this one compiled wherever the code is unchanged
+    # (the cache keys on the program, jax and its flags, never on the commit).
+    cache = scratch / env.name / "jax-cache"
+    cache.mkdir(parents=True, exist_ok=True)
+    shared = compile_cache_environ(str(cache), os.environ) if args.compile_cache else ()
+    outcomes = run_lockstep_suite(
+        replace(sides[0], environ=(*sides[0].environ, *shared)),
+        replace(sides[1], environ=(*sides[1].environ, *shared)),
+        items,
+        rounds=args.rounds,
+        per_round=args.per_round,
+        cpus=args.cpus,
+        together=True,
+        parallel=args.parallel or concurrent_rounds(args.cpus),
+        progress=progress,
+        more_rounds=args.second_look,
+        more=more,
+    )
     took = time.perf_counter() - clock
     estimates: list[PairedEstimate] = []
     for (bench, item), (b, h) in zip(pairs, outcomes, strict=True):
