@@ -6,7 +6,16 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 from jaxbench.store.asv_env import asv_envs, built_env
+
+# asv asks an "existing" environment's Python for its version with
+# subprocess.Popen(preexec_fn=...), which runs Python's at-fork hooks. In a
+# pytest worker where an earlier test module started jax's backend, jax's hook
+# warns that fork and threads can deadlock; the child execs at once, so the
+# warning does not apply, and which worker ran which module before is chance.
+pytestmark = pytest.mark.filterwarnings("ignore:os.fork\\(\\) was called:RuntimeWarning")
 
 
 def test_an_existing_environment_is_the_interpreter_it_names(tmp_path: Path) -> None:
