@@ -33,10 +33,10 @@ Heads:
   steps over its output, each multiplied by 0 and added): more to trace,
   lower and compile;
 * ``correctness``: predict's answer drifts 1 % (past its tolerance).
-* ``memory``: predict writes and sums a 32 MiB buffer in every call (XLA's
-  temporary: 32.0 MiB more in its memory analysis on the CPU), so the
-  workload's peak RSS grows by about 32 MiB; it must fail on a memory row
-  (its warm time grows too, from microseconds to tens of milliseconds).
+* ``memory``: predict keeps 32 MiB of host memory alive from each trace on
+  (a cache that grows: ``np.ones`` of 8 Mi float32 appended to a module list),
+  so the workload's peak RSS grows by 32 MiB or more; the compiled program and
+  its warm time are unchanged. It must fail on a memory row.
 
 Prints one line per review (exit status, wall time of each step, flagged
 rows by kind) and, at the end, the table for the README: A/A reviews that
@@ -96,13 +96,12 @@ PLANTS = {
         "    return jnp.tanh(x @ w) * 1.01  # planted: 1 % off, past the tolerance\n"
     ),
     "memory": (
+        "_KEPT: list[Any] = []  # planted: a host cache that keeps what each trace adds\n"
+        "\n"
+        "\n"
         "def predict(x: Any, w: Any) -> Any:\n"
-        "    y = jnp.tanh(x @ w)\n"
-        "    # planted: a 32 MiB buffer written and summed in every call (XLA keeps it:\n"
-        "    # a dynamic update of one element, the rest zeros)\n"
-        "    big = jnp.zeros((8 * 1024 * 1024,), y.dtype)\n"
-        "    big = big.at[(y[0, 0] > 0).astype(jnp.int32)].set(y[0, 1])\n"
-        "    return y + 0.0 * jnp.sum(big)\n"
+        "    _KEPT.append(np.ones((8 * 1024 * 1024,), np.float32))  # planted: 32 MiB a trace\n"
+        "    return jnp.tanh(x @ w)\n"
     ),
 }
 _ENV_NAMES = """
