@@ -46,12 +46,14 @@ measured there, one after the other, after jax's start-up was paid
 (:func:`_prime_jax`). The suites of the suite's other modules are measured
 as their track benchmarks always measured them: each parameter set in a
 fresh process forked before jax's backend started (first call and its
-stages, accuracy, work figures, then the workload-memory figures, in that
-order, in the one process), once per parameter set, no longer once per
-``track_*`` benchmark (:func:`_fresh_figures`). The workload-memory figures of
-the suites measured in the ``setup_cache`` process itself are measured there
-too, before jax's backend starts: each parameter set in a fresh process (both
-figures from one), two processes at a time (memory is not timing).
+stages, accuracy, work figures, in the one process), once per parameter set,
+no longer once per ``track_*`` benchmark (:func:`_fresh_figures`). The
+workload-memory figures of every suite are measured from there too, before
+jax's backend starts: each parameter set in a fresh process of its own (both
+figures from one; never in a process that already traced the workload, which
+would add nothing the second time), two processes at a time (memory is not
+timing). ``jaxbench first-call``'s worker asks for the same figures process
+(``JAXBENCH_FIGURES_PROCESS``).
 
 This module imports jax (not its backend) at import time, on purpose: with
 asv's ``forkserver`` launch method the server imports the benchmark modules
@@ -97,8 +99,17 @@ _REGISTRY_MODULES: dict[str, str] = {}
 #: Prepared workloads of this process, by (suite, params).
 _PREPARED: dict[tuple[str, tuple[Any, ...]], Any] = {}
 
+#: Set to the benchmark directory by a process that runs ``setup_cache`` as
+#: asv's own process does (``jaxbench first-call``'s worker): the workload-memory
+#: figures are then measured in fresh processes forked from it.
+FIGURES_PROCESS = "JAXBENCH_FIGURES_PROCESS"
+
 #: Benchmark format version: bump when what a benchmark measures changes.
 VERSION = "1"
+#: The workload-memory tracks' own: 2 since each is measured in a process that
+#: has not traced the workload (before, a suite of a module other than the one
+#: asv's setup_cache imported was measured after its figures: about 0 B).
+MEMORY_VERSION = "2"
 
 #: Calls per timed sample, back to back (no setup hook runs between them).
 #: asv's median of 50-call means came closer to a bare synchronized loop's
@@ -306,17 +317,21 @@ def _all_figures() -> dict[tuple[str, tuple[Any, ...]], Figures | str]:
     memory: dict[tuple[str, tuple[Any, ...]], dict[str, MemoryFigure]] = {}
     others = _other_modules_suites()
     if others is not None:
-        for suite in others:
-            for combo in _combos(suite):
-                out[(suite, combo)] = _in_fresh_processes(
-                    [_bind_fresh(_fresh_figures, suite, combo)], at_a_time=1
-                )[0]
+        other_keys = [(suite, combo) for suite in others for combo in _combos(suite)]
+        for key in other_keys:
+            out[key] = _in_fresh_processes([_bind_fresh(_fresh_figures, *key)], at_a_time=1)[0]
+        # Memory in processes of its own, never after the figures: a process that
+        # has traced and compiled the workload adds nothing when it prepares it
+        # again (jax's caches), so what its trace keeps alive would go unseen.
+        keys = in_process + [key for key in other_keys if _measured(out[key])]
         measured = _in_fresh_processes(
-            [_bind_fresh(_all_memory_figures, *key) for key in in_process], at_a_time=2
+            [_bind_fresh(_all_memory_figures, *key) for key in keys], at_a_time=2
         )
-        memory = {
-            key: _memory_or_error(found) for key, found in zip(in_process, measured, strict=True)
-        }
+        memory = {key: _memory_or_error(found) for key, found in zip(keys, measured, strict=True)}
+        for key in other_keys:
+            found, figures = memory.get(key), out[key]
+            if found is not None and isinstance(figures, Figures):
+                out[key] = replace(figures, memory=found)
     _prime_jax()
     for suite, combo in in_process:
         try:
@@ -358,12 +373,13 @@ def _combos(suite: str) -> Iterator[tuple[Any, ...]]:
 def _asv_setup_cache_dir() -> str | None:
     """The benchmark directory, in asv's ``setup_cache`` process; else None.
 
-    asv runs ``python .../asv/benchmark.py setup_cache BENCHMARK_DIR BENCHMARK_ID ...``.
+    asv runs ``python .../asv/benchmark.py setup_cache BENCHMARK_DIR BENCHMARK_ID ...``;
+    ``jaxbench first-call``'s worker sets :data:`FIGURES_PROCESS` to the directory.
     """
     argv = sys.argv
     if len(argv) >= 3 and os.path.basename(argv[0]) == "benchmark.py" and argv[1] == "setup_cache":
         return argv[2]
-    return None
+    return os.environ.get(FIGURES_PROCESS) or None
 
 
 def _backend_state() -> bool | None:
@@ -448,21 +464,20 @@ def _other_modules_suites() -> list[str] | None:
 
 
 def _fresh_figures(suite: str, params: tuple[Any, ...]) -> Figures | str:
-    """One parameter set's figures, then its workload-memory figures, in this process.
-
-    What each ``track_*`` benchmark of a suite missing from the figures cache
-    measures in its own process (``setup`` then the body), once for all of them.
-    """
+    """One parameter set's figures in this (fresh) process; its workload-memory
+    figures are measured in another (:func:`_all_figures`)."""
     try:
-        figures = _figures_for(suite, params)
+        return _figures_for(suite, params)
     except Exception as exc:  # one line for every track; the traceback: here
         import traceback
 
         traceback.print_exc()
         return f"{type(exc).__name__}: {exc}"
-    if figures.skip:
-        return figures
-    return replace(figures, memory=_memory_figures(suite, params, WORKLOAD_MEMORY_TRACKS.values()))
+
+
+def _measured(figures: Figures | str) -> bool:
+    """Whether the figures process measured the parameter set (no error, no skip)."""
+    return isinstance(figures, Figures) and not figures.skip
 
 
 def _in_fresh_processes(works: Sequence[Callable[[], Any]], *, at_a_time: int) -> list[Any]:
@@ -676,8 +691,25 @@ def jax_suite(
         def setup_cache(self) -> dict[tuple[str, tuple[Any, ...]], Figures | str]:
             return _all_figures()
 
+        _found: Figures | None = None
+
         def setup(self, cache: Mapping[Any, Figures | str], *p: Any) -> None:
-            self._figures = _lookup(cache, suite, tuple(p))
+            self._cache, self._params = cache, tuple(p)
+            # Not in the cache (a suite of another module, where setup_cache could
+            # not fork): measured on first use, so that a memory track measures
+            # the workload's memory first, in this fresh process, not after it
+            # was traced here (jax's caches: the second preparation adds nothing).
+            in_cache = (suite, self._params) in cache
+            self._found = _lookup(cache, suite, self._params) if in_cache else None
+
+        @property
+        def _figures(self) -> Figures:
+            if self._found is None:
+                try:
+                    self._found = _lookup(self._cache, suite, self._params)
+                except NotImplementedError as exc:  # in a benchmark's body: asv's skip
+                    raise _skip_now(str(exc)) from None
+            return self._found
 
         def _first(self, stage: str) -> float:
             if self._figures.failure:
@@ -699,8 +731,8 @@ def jax_suite(
             return 1.0 if self._figures.unchecked else 0.0
 
         def _memory(self, figure: str, p: tuple[Any, ...]) -> float:
-            found = self._figures.memory.get(figure)
-            if found is None:  # not measured with the figures: measure it here
+            found = None if self._found is None else self._found.memory.get(figure)
+            if found is None:  # not measured with the figures: measure it here, first
                 return _workload_memory(suite, p, figure)
             return found.get()
 
@@ -746,6 +778,8 @@ def _track_methods(cls: type) -> None:
     for method_name, method in methods.items():
         method.__name__ = method_name
         method.__qualname__ = f"{cls.__name__}.{method_name}"
+        if method_name in WORKLOAD_MEMORY_TRACKS:  # asv reads a method's own version first
+            method.version = f"{cls.version}:memory{MEMORY_VERSION}"  # type: ignore[attr-defined]
         setattr(cls, method_name, method)
 
 
