@@ -37,6 +37,12 @@ Heads:
   (a cache that grows: ``np.ones`` of 8 Mi float32 appended to a module list),
   so the workload's peak RSS grows by 32 MiB or more; the compiled program and
   its warm time are unchanged. It must fail on a memory row.
+* ``memory25``: the same with 3 MiB a trace, a quarter of what predict's
+  preparation adds to a fresh process in the review's environment (11.0 to
+  12.6 MiB, ``track_workload_peak_rss_bytes`` of ``Predict``): the figure
+  grows by about a quarter, far below any one-value floor (24 MiB), so only
+  the fresh-process pairs of ``jaxbench first-call`` can catch it. It must
+  fail on a memory row.
 
 Prints one line per review (exit status, wall time of each step, flagged
 rows by kind) and, at the end, the table for the README: A/A reviews that
@@ -103,6 +109,14 @@ PLANTS = {
         "    _KEPT.append(np.ones((8 * 1024 * 1024,), np.float32))  # planted: 32 MiB a trace\n"
         "    return jnp.tanh(x @ w)\n"
     ),
+    "memory25": (
+        "_KEPT: list[Any] = []  # planted: a host cache that keeps what each trace adds\n"
+        "\n"
+        "\n"
+        "def predict(x: Any, w: Any) -> Any:\n"
+        "    _KEPT.append(np.ones((768 * 1024,), np.float32))  # planted: 3 MiB a trace\n"
+        "    return jnp.tanh(x @ w)\n"
+    ),
 }
 _ENV_NAMES = """
 import json
@@ -116,7 +130,13 @@ print(json.dumps([[e.name, os.path.join(conf.env_dir, e.dir_name, "bin", "python
 """
 
 #: The kind of row each planted head must make fail.
-EXPECTED = {"warm": "time", "compile": "compile", "correctness": "accuracy", "memory": "memory"}
+EXPECTED = {
+    "warm": "time",
+    "compile": "compile",
+    "correctness": "accuracy",
+    "memory": "memory",
+    "memory25": "memory",
+}
 
 
 def sh(

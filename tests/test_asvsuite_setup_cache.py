@@ -28,13 +28,39 @@ pytestmark = pytest.mark.slow
 
 RUN_SCRIPT = Path(asv.__file__).parent / "benchmark.py"
 
+# Each suite's function keeps 32 MiB of host memory from each trace (a cache
+# that grows): what the workload adds to a fresh process is at least that, in
+# either module, only if its memory is measured where it was not traced yet.
 SUITE = textwrap.dedent(
     """
+    import dataclasses
+    from typing import Any
+
+    import jax.numpy as jnp
+    import numpy as np
+
+    from jaxbench.measure import workloads
     from jaxbench.measure.asvsuite import jax_suite
 
-    {name}, {name}Figures = jax_suite("{name}", "predict")
+    _KEPT: list[Any] = []
+
+
+    def keeps(x: Any, w: Any) -> Any:
+        _KEPT.append(np.ones((8 * 1024 * 1024,), np.float32))
+        return jnp.tanh(x @ w)
+
+
+    def make() -> workloads.Workload:
+        return dataclasses.replace(workloads.get("predict"), fn=keeps)
+
+
+    {name}, {name}Figures = jax_suite("{name}", make)
     """
 )
+KEPT = 32 * 1024 * 1024
+# At least three quarters of it shows (the allocator may reuse a page or two
+# that another workload freed); a process that traced the workload before shows ~0.
+SEEN = KEPT * 3 // 4
 
 
 def _asv(cwd: Path, *args: str) -> None:
@@ -78,7 +104,7 @@ def test_the_cache_holds_the_modules_asv_did_not_import(cache_dir: Path) -> None
     first, other = cache[("benchmarks.a_first:First", ())], cache[("benchmarks.b_other:Other", ())]
     for figures in (first, other):
         assert figures.first_call["lower"] > 0
-        assert figures.memory["peak_rss_rise_bytes"].value >= 0
+        assert figures.memory["peak_rss_rise_bytes"].value >= SEEN
         skip = figures.memory["device_peak_bytes"].skip
         assert skip == "device_peak_bytes is not reported on cpu"
 
@@ -104,6 +130,25 @@ def test_every_track_looks_its_value_up(
     assert json.loads(result.read_text()) == expected
 
 
+@pytest.mark.parametrize("method", ["track_workload_peak_rss_bytes", "track_lower_seconds"])
+def test_a_suite_the_cache_lacks_measures_its_memory_before_tracing_it(
+    cache_dir: Path, tmp_path: Path, method: str
+) -> None:
+    # A cache without the other module's suite (setup_cache could not fork):
+    # the track measures in its own process, the memory first, never after a trace.
+    with open(tmp_path / "cache.pickle", "wb") as handle:
+        pickle.dump({}, handle)
+    result = tmp_path / "result.json"
+    benchmark = f"b_other.OtherFigures.{method}"
+    root = str(cache_dir.parent / "benchmarks")
+    _asv(tmp_path, "run", root, benchmark, "{}", "None", str(result))
+    value = json.loads(result.read_text())
+    if method == "track_workload_peak_rss_bytes":
+        assert value >= SEEN
+    else:
+        assert value > 0
+
+
 FRESH = textwrap.dedent(
     """
     import json, os
@@ -125,3 +170,81 @@ def test_fresh_processes_two_at_a_time_keep_each_result_in_its_place() -> None:
     found = json.loads(done.stdout.splitlines()[-1])
     assert found[:3] + found[4:] == [0, 1, 2, 4, 5]
     assert found[3].startswith("RuntimeError: a fresh figures process ended with wait status")
+
+
+PLAIN = textwrap.dedent(
+    """
+    from jaxbench.measure.asvsuite import jax_suite
+
+    {name}, {name}Figures = jax_suite("{name}", "predict")
+    """
+)
+
+
+def test_first_call_measures_what_a_trace_keeps_pair_by_pair(tmp_path: Path) -> None:
+    # jaxbench first-call's worker runs setup_cache as asv's own process does:
+    # the memory in fresh processes, so the head's 32 MiB a trace is seen.
+    sides = {}
+    for side, text in (("base", PLAIN), ("head", SUITE)):
+        root = tmp_path / side / "benchmarks"
+        root.mkdir(parents=True)
+        (root / "__init__.py").write_text("")
+        (root / "a_first.py").write_text(text.format(name="First"))
+        sides[side] = root
+    results = tmp_path / "results"
+    env = {**os.environ, "PYTHONPATH": str(Path(jaxbench.__file__).parents[1])}
+    run = [sys.executable, "-m", "jaxbench"]
+    done = subprocess.run(
+        [
+            *run,
+            "first-call",
+            "--base-commit",
+            "a" * 40,
+            "--head-commit",
+            "b" * 40,
+            "--base-benchmarks",
+            str(sides["base"]),
+            "--head-benchmarks",
+            str(sides["head"]),
+            "--machine",
+            "m",
+            "--env",
+            "e",
+            "--results",
+            str(results),
+            "--rounds",
+            "3",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    files = [str(results / "m" / f"{c * 8}-e.json") for c in "ab"]
+    done = subprocess.run(
+        [*run, "compare", *files, "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=tmp_path,
+        check=False,
+    )
+    rows = {r["benchmark"].rsplit(".", 1)[-1]: r for r in json.loads(done.stdout)["rows"]}
+    memory = rows["track_workload_peak_rss_bytes"]
+    assert memory["verdict"] == "regression", memory
+    assert memory["n_base"] == memory["n_head"] == 3
+    assert memory["head"] - memory["base"] >= SEEN
+    assert done.returncode == 1
+
+
+def test_the_worker_and_the_suite_agree_on_the_memory_figures_and_the_variable() -> None:
+    from jaxbench.analyse.kinds import WORKLOAD_MEMORY_TRACKS
+    from jaxbench.lockstep import first_call_worker
+    from jaxbench.measure import asvsuite
+
+    assert set(WORKLOAD_MEMORY_TRACKS) == first_call_worker.MEMORY_METHODS
+    assert first_call_worker.FIGURES_PROCESS == asvsuite.FIGURES_PROCESS

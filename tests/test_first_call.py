@@ -18,9 +18,12 @@ import pytest
 from jaxbench.commands.first_call import paired_values
 
 SUITE = """\
+import os
+import random
 import time
 
 DELAY = {delay}
+MEMORY = {memory}
 
 
 class ToyFigures:
@@ -45,13 +48,22 @@ class ToyFigures:
 
     def track_max_abs_error(self, cache, n):  # not a first-call figure: left alone
         return 0.0
+
+    def track_workload_peak_rss_bytes(self, cache, n):
+        # what a workload adds to a fresh process: pages of noise around MEMORY;
+        # asked for, the worker marks this process as a figures process
+        assert os.environ["JAXBENCH_FIGURES_PROCESS"].endswith("benchmarks")
+        return float(MEMORY + random.randrange(64) * 4096)
 """
 
 
-def _suite(root: Path, delay: float) -> Path:
+MiB = 1024 * 1024
+
+
+def _suite(root: Path, delay: float, memory: int) -> Path:
     root.mkdir(parents=True)
     (root / "__init__.py").write_text("", encoding="utf-8")
-    (root / "toy.py").write_text(SUITE.format(delay=delay), encoding="utf-8")
+    (root / "toy.py").write_text(SUITE.format(delay=delay, memory=memory), encoding="utf-8")
     return root
 
 
@@ -66,9 +78,15 @@ def _jaxbench(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def _review(tmp_path: Path, base_delay: float, head_delay: float) -> tuple[int, dict[str, Any]]:
-    base = _suite(tmp_path / "base" / "benchmarks", base_delay)
-    head = _suite(tmp_path / "head" / "benchmarks", head_delay)
+def _review(
+    tmp_path: Path,
+    base_delay: float,
+    head_delay: float,
+    base_memory: int = 6 * MiB,
+    head_memory: int = 6 * MiB,
+) -> tuple[int, dict[str, Any]]:
+    base = _suite(tmp_path / "base" / "benchmarks", base_delay, base_memory)
+    head = _suite(tmp_path / "head" / "benchmarks", head_delay, head_memory)
     results = tmp_path / "results"
     done = _jaxbench(
         "first-call",
@@ -91,7 +109,7 @@ def _review(tmp_path: Path, base_delay: float, head_delay: float) -> tuple[int, 
         cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr
-    assert "2 benchmark(s), 5 rounds a side" in done.stderr
+    assert "3 benchmark(s), 5 rounds a side" in done.stderr
     files = [results / "m" / f"{c * 8}-e.json" for c in "ab"]
     done = _jaxbench("compare", *files, "--format", "json", cwd=tmp_path)
     assert done.returncode in (0, 1), done.stderr
@@ -114,6 +132,26 @@ def test_a_slower_first_call_is_caught_pair_by_pair(tmp_path: Path) -> None:
     assert compile_1["ratio"] == pytest.approx(3.0, rel=0.3)
     assert rows[("track_trace_seconds", "2")]["verdict"] == "skipped"
     assert status == 1
+
+
+@pytest.mark.slow
+def test_more_memory_is_caught_pair_by_pair_and_a_page_of_noise_is_not(tmp_path: Path) -> None:
+    status, doc = _review(tmp_path, 0.02, 0.02, 6 * MiB, 38 * MiB)
+    rows = _rows(doc)
+    for n in ("1", "2"):
+        memory = rows[("track_workload_peak_rss_bytes", n)]
+        assert memory["verdict"] == "regression", memory
+        assert memory["category"] == "memory"
+        assert "paired t over 5 fresh-process pairs" in memory["reason"]
+        assert "median difference beyond 1 MiB" in memory["reason"]
+    assert status == 1
+    # 768 KiB more (noise: 0 to 252 KiB a process): significant pair by pair,
+    # but the difference never reaches the 1 MiB resolution
+    status, doc = _review(tmp_path / "small", 0.02, 0.02, 6 * MiB, 6 * MiB + 192 * 4096)
+    memory = _rows(doc)[("track_workload_peak_rss_bytes", "1")]
+    assert memory["verdict"] == "not significant", memory
+    assert "but median difference or ratio within" in memory["reason"], memory
+    assert status == 0
 
 
 @pytest.mark.slow

@@ -17,6 +17,7 @@ from jaxbench.analyse.stats import (
     compare_factor,
     compare_failures,
     compare_paired,
+    compare_paired_amounts,
     compare_samples,
     hodges_lehmann,
     look_again,
@@ -598,3 +599,59 @@ def test_holm_keeps_a_family_of_null_rows_at_alpha() -> None:
         any_holm += min(holm_adjust(p)) < DEFAULT_ALPHA
     assert any_raw > 0.2 * reviews
     assert any_holm <= 0.015 * reviews
+
+
+MiB = float(1 << 20)
+
+
+def test_paired_amounts_test_differences_and_take_zero_without_a_ratio() -> None:
+    # a workload that adds nothing at base (0 B) and 32 MiB at head
+    base = [0.0, 4096.0, 0.0, 8192.0, 0.0]
+    head = [32 * MiB + b for b in (4096.0, 0.0, 8192.0, 0.0, 4096.0)]
+    got = compare_paired_amounts(base, head, factor=1.10, absolute=MiB, absolute_text="1 MiB")
+    assert got is not None
+    assert got.verdict is Verdict.REGRESSION
+    assert got.ratio is None  # base's median is 0: no ratio, the difference decides
+    assert got.shift == pytest.approx(32 * MiB, abs=8192)
+    assert "median difference beyond 1 MiB" in got.reason
+    # swapped: an improvement, the same p
+    back = compare_paired_amounts(head, base, factor=1.10, absolute=MiB)
+    assert back is not None
+    assert back.verdict is Verdict.IMPROVEMENT
+    assert back.p_value == pytest.approx(got.p_value)
+
+
+def test_paired_amounts_need_both_the_resolution_and_the_factor() -> None:
+    rng = np.random.default_rng(7)
+    base = list(100 * MiB + rng.integers(0, 64, 8) * 4096.0)
+    # +2 MiB on 100 MiB: beyond the resolution, within the factor
+    head = [b + 2 * MiB for b in base]
+    got = compare_paired_amounts(base, head, factor=1.10, absolute=MiB)
+    assert got is not None
+    assert got.verdict is Verdict.NOT_SIGNIFICANT
+    assert got.p_value is not None
+    assert got.p_value < DEFAULT_ALPHA
+    # +30 %: both
+    head = [b * 1.3 for b in base]
+    got = compare_paired_amounts(base, head, factor=1.10, absolute=MiB)
+    assert got is not None
+    assert got.verdict is Verdict.REGRESSION
+
+
+def test_paired_amounts_of_noise_alone_are_not_significant() -> None:
+    flagged = 0
+    for seed in range(200):
+        rng = np.random.default_rng(seed)
+        base = list(6 * MiB + rng.integers(0, 64, 10) * 4096.0)
+        head = list(6 * MiB + rng.integers(0, 64, 10) * 4096.0)
+        got = compare_paired_amounts(base, head, factor=1.10, absolute=MiB)
+        assert got is not None
+        flagged += got.verdict in SIGNIFICANT
+    assert flagged == 0
+
+
+def test_paired_amounts_are_pairs_or_none() -> None:
+    assert compare_paired_amounts([1.0, 2.0, 3.0], [1.0, 2.0], factor=1.1, absolute=1.0) is None
+    few = compare_paired_amounts([1.0, 2.0], [9.0, 9.0], factor=1.1, absolute=1.0)
+    assert few is not None
+    assert few.verdict is Verdict.INCONCLUSIVE

@@ -27,15 +27,19 @@ WORK       exact: any relative change beyond 1e-9 is "work changed"
 ACCURACY   ``track_tolerance_used`` > 1 at head but not at base is a
            correctness regression; ``track_max_abs_error`` changes are shown;
            ``track_answer_unchecked`` 1 (declared ``Unchecked``) is UNCHECKED
-MEMORY     one value a side: "changed (not tested)" only beyond the family's
-           measured floor, absolute and relative (:mod:`jaxbench.analyse.floors`,
-           e.g. 24 MiB and 1.15x for ``peakmem_*``) and the memory factor;
-           within it "unchanged (within the measured spread)"
+MEMORY     what the workload adds to memory measured in fresh processes
+           side by side (``jaxbench first-call``, one value per process): a
+           paired t-test of the differences, gated by the memory factor
+           (default 1.10) and the family's resolution (1 MiB). One value a
+           side: "changed (not tested)" only beyond the family's measured
+           floor, absolute and relative (:mod:`jaxbench.analyse.floors`, e.g.
+           24 MiB and 1.15x for ``peakmem_*``) and the memory factor; within
+           it "unchanged (within the measured spread)"
 OTHER      one value a side: "changed (not tested)" beyond the time factor
 =========  ===============================================================
 
 One review is one family of tests: the p-values of every tested row (warm
-times, first-call figures) are adjusted with Holm-Bonferroni
+times, first-call and workload-memory figures) are adjusted with Holm-Bonferroni
 (:func:`jaxbench.analyse.stats.holm_adjust`) and a row is a regression or
 improvement only when its adjusted p-value is below ``alpha`` (and its ratio
 beyond the gate). So a review of two commits with the same code fails its
@@ -69,6 +73,7 @@ from jaxbench.analyse.kinds import (
     REPEAT,
     TOLERANCE_TRACK,
     UNCHECKED_TRACK,
+    WORKLOAD_MEMORY_TRACKS,
     Kind,
     kind_of,
     method_of,
@@ -86,6 +91,7 @@ from jaxbench.analyse.stats import (
     compare_failures,
     compare_new,
     compare_paired,
+    compare_paired_amounts,
     compare_removed,
     compare_samples,
     compare_skipped,
@@ -95,6 +101,8 @@ from jaxbench.analyse.stats import (
 from jaxbench.errors import ResultsError, UsageError
 from jaxbench.store.checks import UncheckedNote, find_note
 from jaxbench.store.results import Point
+
+_MiB = float(1 << 20)
 
 __all__ = [
     "DEFAULT_FAIL_ON",
@@ -472,6 +480,12 @@ def _compare_values(base: Point, head: Point, kind: Kind, settings: Settings) ->
         return exact
     if kind is Kind.COMPILE and len(base.samples) >= 2 and len(head.samples) >= 2:
         return _compare_first_call(base, head, settings)
+    if (
+        method_of(base.key.benchmark) in WORKLOAD_MEMORY_TRACKS
+        and len(base.samples) >= 2
+        and len(head.samples) >= 2
+    ):
+        return _compare_memory_pairs(base, head, settings)
     return compare_single_value(base.key.benchmark, b_value, h_value, kind, settings)
 
 
@@ -533,6 +547,30 @@ def _compare_first_call(base: Point, head: Point, settings: Settings) -> Compari
     )
     return _with_note(
         unpaired,
+        f"not paired ({len(base.samples)} and {len(head.samples)} processes)",
+    )
+
+
+def _compare_memory_pairs(base: Point, head: Point, settings: Settings) -> Comparison:
+    """What a workload adds to memory, one value per fresh process (``jaxbench
+    first-call``): a paired test of the differences, gated by the memory factor
+    and the family's resolution (:attr:`~jaxbench.analyse.floors.Floor.history_absolute`)."""
+    floor = floor_of(base.key.benchmark)
+    absolute = floor.history_absolute if floor is not None else 0.0
+    paired = compare_paired_amounts(
+        base.samples,
+        head.samples,
+        factor=settings.memory_factor,
+        absolute=absolute,
+        absolute_text=f"{absolute / _MiB:g} MiB",
+        alpha=settings.alpha,
+    )
+    if paired is not None:
+        return paired
+    return _with_note(
+        compare_single_value(
+            base.key.benchmark, base.value or 0.0, head.value or 0.0, Kind.MEMORY, settings
+        ),
         f"not paired ({len(base.samples)} and {len(head.samples)} processes)",
     )
 

@@ -78,6 +78,7 @@ __all__ = [
     "compare_failures",
     "compare_new",
     "compare_paired",
+    "compare_paired_amounts",
     "compare_removed",
     "compare_samples",
     "cross_run_p_value",
@@ -781,6 +782,75 @@ def paired_round_estimates(
             return None
         estimates.append(_median(logs))
     return estimates
+
+
+def compare_paired_amounts(
+    base_samples: Sequence[float],
+    head_samples: Sequence[float],
+    *,
+    factor: float,
+    absolute: float,
+    absolute_text: str = "",
+    alpha: float = DEFAULT_ALPHA,
+    what: str = "fresh-process pairs",
+) -> Comparison | None:
+    """Amounts measured side by side, one value a pair, that may be 0 (memory).
+
+    What a workload adds to a fresh process's memory is 0 B for some and
+    moves by pages from process to process, so there are no logarithms: the
+    test is a two-sided paired t-test of the differences ``head_i - base_i``
+    (:func:`paired_p_value`), and the gate asks both for the median
+    difference beyond ``absolute`` and for the medians' ratio beyond
+    ``factor`` (the absolute part alone where base's median is 0). ``shift``
+    is the median difference. Pairs with a non-finite side are dropped; fewer
+    than :data:`MIN_PAIRED_ROUNDS` pairs: INCONCLUSIVE. None when the two
+    sides hold different counts (not pairs). ``absolute_text``: ``absolute``
+    with its unit, for the reason.
+    """
+    if factor < 1.0:
+        raise ValueError(f"factor must be >= 1, got {factor}")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    if len(base_samples) != len(head_samples):
+        return None
+    pairs = [
+        (float(b), float(h))
+        for b, h in zip(base_samples, head_samples, strict=True)
+        if math.isfinite(b) and math.isfinite(h)
+    ]
+    if not pairs:
+        return None
+    differences = [h - b for b, h in pairs]
+    b_med, h_med = _median([b for b, _ in pairs]), _median([h for _, h in pairs])
+    shift = _median(differences)
+    ratio = h_med / b_med if b_med > 0 else None
+    sizes = {"n_base": len(pairs), "n_head": len(pairs)}
+    test = f"paired t over {len(pairs)} {what}"
+    if len(pairs) < MIN_PAIRED_ROUNDS:
+        return _inconclusive(
+            (b_med, h_med, ratio, shift),
+            f"{test}: needs {MIN_PAIRED_ROUNDS} or more; measure more rounds",
+            sizes,
+        )
+    direction = Verdict.UNCHANGED
+    if abs(shift) > absolute:
+        if b_med <= 0 or h_med <= 0:
+            direction = Verdict.REGRESSION if shift > 0 else Verdict.IMPROVEMENT
+        else:
+            direction = _direction(b_med, h_med, factor)
+    return _tested(
+        (b_med, h_med, ratio, shift),
+        paired_p_value(differences),
+        direction,
+        test=test,
+        alpha=alpha,
+        gate=(
+            f"median difference beyond {absolute_text or f'{absolute:g}'} and ratio beyond",
+            "median difference or ratio within",
+            factor,
+        ),
+        sizes=sizes,
+    )
 
 
 def paired_p_value(estimates: Sequence[float]) -> float:

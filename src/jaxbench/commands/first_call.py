@@ -5,11 +5,13 @@ first-call benchmarks) ``--rounds`` times a side, base and head in turn
 (:mod:`jaxbench.lockstep.first_call`), and writes the values into the two
 commits' asv result files (created, or updated in place with asv's own
 ``Results`` class, written atomically) as the samples of
-``track_first_call_seconds`` and its stages: pair ``i`` of base and head
-measured one right after the other. ``jaxbench compare`` then tests them pair
-by pair (a paired t-test and ``--first-call-factor``) instead of showing one
-value a side as "changed (not tested)". A round that failed or skipped on
-either side is dropped from both, so the pairs stay pairs.
+``track_first_call_seconds`` and its stages, and of what each workload adds
+to memory (``track_workload_peak_rss_bytes``, ``track_workload_device_peak_bytes``;
+``--no-memory`` leaves them out): pair ``i`` of base and head measured one
+right after the other. ``jaxbench compare`` then tests them pair by pair (a
+paired t-test, and ``--first-call-factor`` or the memory gate) instead of
+showing one value a side as "changed (not tested)". A round that failed or
+skipped on either side is dropped from both, so the pairs stay pairs.
 
 Cost: one process a side a round (this project's suite: about 4 s each on a
 quiet 2-core machine, so 10 rounds take about 80 s). Never imports jax.
@@ -26,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from jaxbench.analyse.kinds import COMPILE_TRACKS
+from jaxbench.analyse.kinds import COMPILE_TRACKS, WORKLOAD_MEMORY_TRACKS
 from jaxbench.commands import add_side_arguments, open_sides_of, positive_int
 from jaxbench.errors import UsageError
 from jaxbench.lockstep.coordinator import Side
@@ -52,6 +54,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=600.0,
         help="seconds one figures process may take (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--no-memory",
+        dest="memory",
+        action="store_false",
+        help="leave out what each workload adds to memory (track_workload_*), measured "
+        "by default in a fresh process of its own per parameter set, each round",
     )
     parser.add_argument("--machine", required=True, help="machine name for the results")
     parser.add_argument(
@@ -145,10 +154,11 @@ def _run(args: argparse.Namespace, base: Side, head: Side) -> int:
     clock = time.perf_counter()
     started = datetime.datetime.now(datetime.UTC)
     progress = Progress("jaxbench first-call", args.rounds, 1, label="round")
+    methods = sorted(COMPILE_TRACKS) + (sorted(WORKLOAD_MEMORY_TRACKS) if args.memory else [])
     base_calls, head_calls = measure_first_calls(
         base,
         head,
-        sorted(COMPILE_TRACKS),
+        methods,
         rounds=args.rounds,
         timeout=args.timeout,
         progress=progress.rounds,

@@ -8,7 +8,9 @@ discovers the suite with ``asv_runner``'s own discovery, runs the shared
 ``setup_cache`` once (this project's figures process: every workload's first
 call in a fresh specialization, and its trace, lower, compile and first
 execute stages), then each selected benchmark's ``setup``, body and
-``teardown`` for every parameter set, as ``asv_runner.run`` does. Like the
+``teardown`` for every parameter set, as ``asv_runner.run`` does (the
+workload-memory figures, when asked for, each from a fresh process forked
+before jax's backend starts, as asv's ``setup_cache`` measures them). Like the
 lockstep worker it needs only the standard library and ``asv_runner``.
 
 It prints one JSON object as the last line of stdout (benchmark output goes
@@ -24,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import sys
 import traceback
 from typing import Any
@@ -75,8 +78,19 @@ def _run_one(bench: Any, idx: int | None, cache: Any) -> tuple[float | str | Non
     return float(value), ""
 
 
+#: The workload-memory figures (jaxbench.analyse.kinds.WORKLOAD_MEMORY_TRACKS):
+#: asked for, the suite's setup_cache measures them in fresh processes forked
+#: from this one, as in asv's own setup_cache process, never after the first
+#: calls here (a workload traced once adds nothing when prepared again).
+MEMORY_METHODS = frozenset({"track_workload_peak_rss_bytes", "track_workload_device_peak_bytes"})
+#: jaxbench.measure.asvsuite.FIGURES_PROCESS
+FIGURES_PROCESS = "JAXBENCH_FIGURES_PROCESS"
+
+
 def main(argv: list[str]) -> int:
     root, methods = argv[1], set(argv[2:])
+    if methods & MEMORY_METHODS:
+        os.environ[FIGURES_PROCESS] = root
     out = sys.stdout
     sys.stdout = sys.stderr  # benchmark output must not mix with the answer
     answer: list[dict[str, Any]] = []
