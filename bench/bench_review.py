@@ -475,12 +475,14 @@ def main() -> None:
         print(f"\nA/A reviews failing the check: {failing} of {len(aa)}")
         print("| kind | tested rows per review | rows flagged in all A/A reviews | per-row rate |")
         print("|---|---|---|---|")
-        for tested_kind in ("time", "compile"):
+        # memory: the workload-memory rows first-call measures are tested; the
+        # process peak (peakmem_*) is one value a side, and counted with them
+        for tested_kind in ("time", "compile", "memory"):
             tested = sum(r.tested[tested_kind] for r in aa)
             n_flagged = sum(r.flagged[tested_kind] for r in aa)
             rate = n_flagged / tested if tested else 0.0
             print(f"| {tested_kind} | {tested // len(aa)} | {n_flagged} | {rate:.2%} |")
-        for kind in ("accuracy", "work", "memory", "failed"):
+        for kind in ("accuracy", "work", "failed"):
             print(f"| {kind} (exact or untested) | - | {sum(r.flagged[kind] for r in aa)} | - |")
     plants = [r for r in reviews if r.kind != "aa"]
     if plants:
