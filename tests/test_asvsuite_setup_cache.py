@@ -181,6 +181,19 @@ PLAIN = textwrap.dedent(
 )
 
 
+def _jaxbench(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(Path(jaxbench.__file__).parents[1])}
+    return subprocess.run(
+        [sys.executable, "-m", "jaxbench", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        cwd=cwd,
+        check=False,
+    )
+
+
 def test_first_call_measures_what_a_trace_keeps_pair_by_pair(tmp_path: Path) -> None:
     # jaxbench first-call's worker runs setup_cache as asv's own process does:
     # the memory in fresh processes, so the head's 32 MiB a trace is seen.
@@ -192,47 +205,29 @@ def test_first_call_measures_what_a_trace_keeps_pair_by_pair(tmp_path: Path) -> 
         (root / "a_first.py").write_text(text.format(name="First"))
         sides[side] = root
     results = tmp_path / "results"
-    env = {**os.environ, "PYTHONPATH": str(Path(jaxbench.__file__).parents[1])}
-    run = [sys.executable, "-m", "jaxbench"]
-    done = subprocess.run(
-        [
-            *run,
-            "first-call",
-            "--base-commit",
-            "a" * 40,
-            "--head-commit",
-            "b" * 40,
-            "--base-benchmarks",
-            str(sides["base"]),
-            "--head-benchmarks",
-            str(sides["head"]),
-            "--machine",
-            "m",
-            "--env",
-            "e",
-            "--results",
-            str(results),
-            "--rounds",
-            "3",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=env,
-        cwd=tmp_path,
-        check=False,
+    done = _jaxbench(
+        tmp_path,
+        "first-call",
+        "--base-commit",
+        "a" * 40,
+        "--head-commit",
+        "b" * 40,
+        "--base-benchmarks",
+        str(sides["base"]),
+        "--head-benchmarks",
+        str(sides["head"]),
+        "--machine",
+        "m",
+        "--env",
+        "e",
+        "--results",
+        str(results),
+        "--rounds",
+        "3",
     )
     assert done.returncode == 0, done.stderr
     files = [str(results / "m" / f"{c * 8}-e.json") for c in "ab"]
-    done = subprocess.run(
-        [*run, "compare", *files, "--format", "json"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-        cwd=tmp_path,
-        check=False,
-    )
+    done = _jaxbench(tmp_path, "compare", *files, "--format", "json")
     rows = {r["benchmark"].rsplit(".", 1)[-1]: r for r in json.loads(done.stdout)["rows"]}
     memory = rows["track_workload_peak_rss_bytes"]
     assert memory["verdict"] == "regression", memory
