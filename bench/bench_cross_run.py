@@ -12,12 +12,18 @@ code, each commit in its own measuring window).
   tested, flagged (regression or improvement after Holm) and untested, and
   why; and the same pairs judged as if base and head were one run (the
   within-run Welch test on round medians, the rule before issue 29).
-* Planted: for each commit after the first, a copy of the results directory
-  whose result files of that commit (both environments) have every warm
-  time (``time_*``: its value, samples, interval and quartiles) multiplied
-  by ``--factor``; compared with the commit before it, with the history
-  limited to the ``k`` other commits nearest to them, for ``k`` from 2 to
-  10. Printed: how many planted rows were found, per ``k``.
+* Planted: for each adjacent pair (``--pairs`` spread evenly), the head's
+  warm times (``time_*``: value, samples, interval and quartiles) multiplied
+  by ``--factor`` in memory, compared with the commit before it, the history
+  limited to the ``k`` other commits nearest to them (``--ks``, default every
+  k from 2). Printed: how many planted rows were found, per ``k``.
+
+A history whose code changes (pvlib's, ``tests/data/pvlib/results``) has no
+A/A pairs, but its planted counts say how many commits the rule needs where
+the runs themselves are quiet (a dedicated benchmark machine)::
+
+    python bench/bench_cross_run.py --results tests/data/pvlib/results --no-aa \
+        --env ENV --ks 6,10,20,40 --pairs 40
 
 Usage: ``python bench/bench_cross_run.py [--results results] [--factor 1.2]``.
 """
@@ -27,12 +33,9 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import itertools
-import json
-import shutil
 import subprocess
 import sys
-import tempfile
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -51,13 +54,12 @@ from jaxbench.store.results import Point, load_history  # noqa: E402
 
 MEASURED = ("benchmarks", "src/jaxbench/measure")
 _FLAGGED = (Verdict.REGRESSION, Verdict.IMPROVEMENT)
-_TIME_COLUMNS = ("result", "samples", "stats_ci_99_a", "stats_ci_99_b", "stats_q_25", "stats_q_75")
 
 
-def _same_measured_code(commits: Sequence[str]) -> bool:
+def _same_measured_code(commits: Sequence[str], repo: Path = ROOT) -> bool:
     for a, b in itertools.pairwise(commits):
         done = subprocess.run(
-            ["git", "diff", "--quiet", a, b, "--", *MEASURED], cwd=ROOT, check=False
+            ["git", "diff", "--quiet", a, b, "--", *MEASURED], cwd=repo, check=False
         )
         if done.returncode != 0:
             return False
@@ -68,6 +70,10 @@ def _side(points: Sequence[Point], commit: str) -> list[Point]:
     return [p for p in points if p.commit == commit]
 
 
+def _params(params: Sequence[str]) -> str:
+    return f"({', '.join(params)})" if params else ""
+
+
 def _warm(report: CompareReport) -> list[tuple[WarmTest | None, Verdict, str]]:
     return [
         (r.warm_test, r.verdict, r.comparison.reason)
@@ -76,11 +82,11 @@ def _warm(report: CompareReport) -> list[tuple[WarmTest | None, Verdict, str]]:
     ]
 
 
-def aa(results: Path) -> None:
+def aa(results: Path, repo: Path = ROOT) -> None:
     history = load_history(results)
     commits = history.commits()
     print(f"{results}: {len(commits)} commits, environments: {len(history.env_names())}")
-    same = _same_measured_code(commits)
+    same = _same_measured_code(commits, repo)
     print(f"identical {' and '.join(MEASURED)} at every commit (git diff): {same}")
     tally: Counter[str] = Counter()
     before: Counter[str] = Counter()
@@ -118,28 +124,22 @@ def aa(results: Path) -> None:
     )
 
 
-def _plant(results: Path, copy: Path, commit: str, factor: float) -> None:
-    shutil.copytree(results, copy)
-    for path in copy.glob(f"*/{commit[:8]}-*.json"):
-        data = json.loads(path.read_text(encoding="utf-8"))
-        columns = data["result_columns"]
-        for name, row in data["results"].items():
-            if not name.rsplit(".", 1)[-1].startswith("time_"):
-                continue
-            for column in _TIME_COLUMNS:
-                if column not in columns:
-                    continue
-                i = columns.index(column)
-                row[i] = _times(row[i], factor)
-        path.write_text(json.dumps(data), encoding="utf-8")
+def _scaled(point: Point, factor: float) -> Point:
+    """A warm time (``time_*``) as if the code were ``factor`` times slower: value,
+    samples, interval and quartiles multiplied; any other point unchanged."""
+    if point.value is None or not point.key.benchmark.rsplit(".", 1)[-1].startswith("time_"):
+        return point
 
+    def pair(values: tuple[float, float] | None) -> tuple[float, float] | None:
+        return None if values is None else (values[0] * factor, values[1] * factor)
 
-def _times(value: object, factor: float) -> object:
-    if isinstance(value, list):
-        return [_times(v, factor) for v in value]
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return value * factor
-    return value
+    return dataclasses.replace(
+        point,
+        value=point.value * factor,
+        samples=tuple(s * factor for s in point.samples),
+        ci_99=pair(point.ci_99),
+        q_25_75=pair(point.q_25_75),
+    )
 
 
 def _nearest(points: Sequence[Point], commits: Sequence[str], base: str, k: int) -> list[Point]:
@@ -151,38 +151,60 @@ def _nearest(points: Sequence[Point], commits: Sequence[str], base: str, k: int)
     return [p for p in points if p.commit in keep]
 
 
-def planted(results: Path, factor: float) -> None:
-    commits = load_history(results).commits()
+def planted(
+    results: Path,
+    factor: float,
+    *,
+    ks: Sequence[int] | None = None,
+    pairs: int | None = None,
+    env: str | None = None,
+    per_series_table: bool = False,
+) -> None:
+    """The head of each adjacent pair (at most ``pairs`` of them, spread evenly) planted
+    ``factor`` times slower and compared with its base, the history cut to ``k`` others."""
+    history = load_history(results, env_name=env)
+    commits = history.commits()
+    adjacent = list(itertools.pairwise(commits))
+    if pairs is not None and len(adjacent) > pairs:
+        step = len(adjacent) / pairs
+        adjacent = [adjacent[int(i * step)] for i in range(pairs)]
+    ks = list(ks) if ks else list(range(2, len(commits) - 1))
     found: Counter[int] = Counter()
     rows: Counter[int] = Counter()
     untested: Counter[int] = Counter()
-    ks = range(2, len(commits) - 1)
-    with tempfile.TemporaryDirectory(prefix="bench-cross-run-") as tmp:
-        for n, (base_commit, head_commit) in enumerate(itertools.pairwise(commits)):
-            copy = Path(tmp) / f"r{n}"
-            _plant(results, copy, head_commit, factor)
-            history = load_history(copy)
-            for k in ks:
-                points = _nearest(history.points, commits, base_commit, k)
-                report = compare_points(
-                    _side(points, base_commit),
-                    _side(points, head_commit),
-                    Settings(),
-                    history=points,
-                )
-                for how, verdict, _reason in _warm(report):
-                    rows[k] += 1
-                    found[k] += verdict is Verdict.REGRESSION
-                    untested[k] += how is WarmTest.NOT_TESTED
-    print(f"planted x{factor:g} warm times at head, {len(commits) - 1} adjacent pairs:")
+    per_series: defaultdict[str, Counter[int]] = defaultdict(Counter)
+    per_series_rows: defaultdict[str, Counter[int]] = defaultdict(Counter)
+    for base_commit, head_commit in adjacent:
+        points = [_scaled(p, factor) if p.commit == head_commit else p for p in history.points]
+        for k in ks:
+            near = _nearest(points, commits, base_commit, k)
+            report = compare_points(
+                _side(near, base_commit), _side(near, head_commit), Settings(), history=near
+            )
+            for row in report.rows:
+                if row.kind is not Kind.TIME or row.warm_test is None:
+                    continue
+                hit = row.verdict is Verdict.REGRESSION
+                rows[k] += 1
+                found[k] += hit
+                untested[k] += row.warm_test is WarmTest.NOT_TESTED
+                name = f"{row.benchmark}{_params(row.params)}"
+                per_series[name][k] += hit
+                per_series_rows[name][k] += 1
+    print(f"planted x{factor:g} warm times at head, {len(adjacent)} adjacent pairs:")
     for k in ks:
         print(
-            f"  {k:2d} other commits of history: {found[k]:3d} of {rows[k]} rows found "
+            f"  {k:3d} other commits of history: {found[k]:4d} of {rows[k]} rows found "
             f"({found[k] / max(1, rows[k]):.0%}), {untested[k]} untested"
         )
+    if per_series_table:
+        print("  found per series, at " + ", ".join(f"k={k}" for k in ks) + ":")
+        for name, hits in sorted(per_series.items()):
+            cells = "  ".join(f"{hits[k]:3d}/{per_series_rows[name][k]:<3d}" for k in ks)
+            print(f"    {cells}  {name}")
 
 
-def spreads(results: Path, family: int = 20, alpha: float = 0.01) -> None:
+def spreads(results: Path, family: int = 20, alpha: float = 0.01, env: str | None = None) -> None:
     """Each warm series' spread between runs, and the smallest change it lets through."""
     import math
 
@@ -191,7 +213,7 @@ def spreads(results: Path, family: int = 20, alpha: float = 0.01) -> None:
 
     from jaxbench.analyse.stats import successive_variance
 
-    history = load_history(results)
+    history = load_history(results, env_name=env)
     print(f"spread between runs (all commits) and the smallest ratio found (Holm over {family}):")
     found = []
     for key, points in history.series().items():
@@ -214,11 +236,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--results", type=Path, default=ROOT / "results")
     parser.add_argument("--factor", type=float, action="append")
+    parser.add_argument("--env", help="one environment name (default: all)")
+    parser.add_argument("--ks", help="other commits of history to try, e.g. 6,10,20 (default: all)")
+    parser.add_argument("--pairs", type=int, help="planted pairs, spread evenly (default: all)")
+    parser.add_argument(
+        "--no-aa", action="store_true", help="planted only (a history whose code changes)"
+    )
     args = parser.parse_args()
-    aa(args.results)
-    spreads(args.results)
+    if not args.no_aa:
+        aa(args.results)
+    spreads(args.results, env=args.env)
+    ks = [int(k) for k in args.ks.split(",")] if args.ks else None
     for factor in args.factor or [1.2]:
-        planted(args.results, factor)
+        planted(
+            args.results, factor, ks=ks, pairs=args.pairs, env=args.env, per_series_table=bool(ks)
+        )
 
 
 if __name__ == "__main__":

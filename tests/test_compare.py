@@ -17,7 +17,7 @@ from jaxbench.analyse.kinds import Kind
 from jaxbench.analyse.stats import Verdict
 from jaxbench.cli import main
 from jaxbench.errors import ResultsError, UsageError
-from jaxbench.store.results import load_history, load_result_file
+from jaxbench.store.results import Point, load_history, load_result_file
 
 BASE, HEAD = commit_hash(1), commit_hash(2)
 TIME = "workloads.Predict.time_warm"
@@ -753,6 +753,46 @@ def test_identical_code_in_separate_runs_is_not_a_change(asv_writer: AsvResultsW
     assert [r.warm_test for r in one_run.rows] == [WarmTest.ONE_RUN] * 2
     assert [r.verdict for r in one_run.rows] == [Verdict.IMPROVEMENT] * 2
     assert [r.warm_test for r in welch.rows] == [WarmTest.NOT_TESTED] * 2
+
+
+AA_LOADED = Path(__file__).resolve().parent / "data" / "aa_loaded"
+
+
+def _as_one_run(points: list[Point]) -> list[Point]:
+    """The points as if every row had started together (one run)."""
+    import dataclasses
+
+    return [dataclasses.replace(p, started_at=0, duration=1.0) for p in points]
+
+
+def test_real_aa_history_half_loaded_is_not_a_change() -> None:
+    # A real A/A history (tests/data/aa_loaded/PROVENANCE.md): 16 commits of
+    # identical code, each in its own asv run, half of them with another
+    # process spinning on one CPU. Across runs nothing is a change; the
+    # within-run Welch test on the same rows calls loaded against quiet one.
+    import itertools
+
+    history = load_history(AA_LOADED / "results")
+    loaded = dict(json.loads((AA_LOADED / "runs.json").read_text(encoding="utf-8")))
+    commits = history.commits()
+    assert len(commits) == 16
+    assert sum(loaded.values()) == 8
+    tested = flagged_as_one_run = 0
+    for base, head in itertools.pairwise(commits):
+        base_side, head_side = ([p for p in history.points if p.commit == c] for c in (base, head))
+        report = compare_points(base_side, head_side, history=history.points)
+        warm = [r for r in report.rows if r.kind is Kind.TIME]
+        assert len(warm) == 10
+        for row in warm:
+            assert row.warm_test is WarmTest.ACROSS_RUNS, row.comparison.reason
+            assert row.verdict is Verdict.NOT_SIGNIFICANT, (base, head, row.comparison.reason)
+        tested += len(warm)
+        as_one_run = compare_points(_as_one_run(base_side), _as_one_run(head_side))
+        flagged_as_one_run += sum(
+            r.verdict in (Verdict.REGRESSION, Verdict.IMPROVEMENT) for r in as_one_run.rows
+        )
+    assert tested == 150
+    assert flagged_as_one_run >= 5  # the rule before issue 29 would have flagged these
 
 
 def test_a_slowdown_beyond_the_spread_between_runs_is_found(
