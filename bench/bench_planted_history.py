@@ -6,7 +6,7 @@ scratch repository of this project (``bench_review.make_repo``: the suite and
 the library, one environment, jax 0.10.2) gets ``--before`` commits that
 change only the README, then the planted commit (``--plant``, one of
 ``bench_review.PLANTS``: ``memory`` keeps 32 MiB of host memory from each
-trace of predict, ``memory25`` 3 MiB, about a quarter of what predict's
+trace of predict, ``memory25`` 4 MiB, about a quarter of what predict's
 preparation adds to a fresh process), then ``--after`` more README-only
 commits that keep it. Each commit is measured in its own ``asv run`` of the
 ``-b --bench`` benchmarks (default: ``Predict``'s warm time, figures and peak

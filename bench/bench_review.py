@@ -37,12 +37,14 @@ Heads:
   (a cache that grows: ``np.ones`` of 8 Mi float32 appended to a module list),
   so the workload's peak RSS grows by 32 MiB or more; the compiled program and
   its warm time are unchanged. It must fail on a memory row.
-* ``memory25``: the same with 3 MiB a trace, a quarter of what predict's
-  preparation adds to a fresh process in the review's environment (11.0 to
-  12.6 MiB, ``track_workload_peak_rss_bytes`` of ``Predict``): the figure
-  grows by about a quarter, far below any one-value floor (24 MiB), so only
-  the fresh-process pairs of ``jaxbench first-call`` can catch it. It must
-  fail on a memory row.
+* ``memory25``: the same with 4 MiB a trace, a quarter of what predict's
+  preparation adds to a fresh process in the review's environment (15.0 to
+  15.4 MiB, ``track_workload_peak_rss_bytes`` of ``Predict``, since the
+  measuring process hands its inherited free heap back first; 11.0 to 12.6
+  MiB and a 3 MiB plant before): the figure grows by about a quarter, far
+  below any one-value floor (24 MiB), so only the fresh-process pairs of
+  ``jaxbench first-call`` can catch it in a review (the history, with several
+  commits a side, by its step test). It must fail on a memory row.
 
 Prints one line per review (exit status, wall time of each step, flagged
 rows by kind) and, at the end, the table for the README: A/A reviews that
@@ -114,7 +116,7 @@ PLANTS = {
         "\n"
         "\n"
         "def predict(x: Any, w: Any) -> Any:\n"
-        "    _KEPT.append(np.ones((768 * 1024,), np.float32))  # planted: 3 MiB a trace\n"
+        "    _KEPT.append(np.ones((1024 * 1024,), np.float32))  # planted: 4 MiB a trace\n"
         "    return jnp.tanh(x @ w)\n"
     ),
 }

@@ -341,3 +341,29 @@ def test_workload_memory_sees_what_the_workload_allocates() -> None:
     assert memory.device_peak_bytes is None  # the CPU reports no memory_stats()
     assert memory.peak_rss_rise_bytes is not None
     assert memory.peak_rss_rise_bytes >= 2 * 2048 * 2048 * 4  # input and output, at least
+
+
+def test_workload_memory_counts_allocations_into_free_heap_the_process_already_holds() -> None:
+    # A measuring process is forked from one whose heap holds free chunks,
+    # already resident: what the workload allocated into them raised no RSS,
+    # and how much was free depended on the parent (Predict: 10.8 or 13.0 MiB).
+    kept: list[bytearray] = []
+
+    def keeps_16_mib_at_trace(x: jax.Array) -> jax.Array:
+        kept.extend(bytearray(1024) for _ in range(16 * 1024))  # small chunks: the C heap
+        return x + 1
+
+    held = [bytearray(4096) for _ in range(16 * 1024)]  # 64 MiB of heap ...
+    pin = bytearray(4096)  # ... whose top stays in use, so free() cannot shrink it
+    del held  # free, and still resident
+    workload = Workload(
+        name="heap",
+        fn=keeps_16_mib_at_trace,
+        inputs=lambda rng: (np.zeros(4, np.float32),),
+        reference=Unchecked("a memory test"),
+    )
+    memory = protocol.workload_memory(workload, calls=1)
+    assert len(pin) == 4096
+    assert len(kept) >= 16 * 1024
+    assert memory.peak_rss_rise_bytes is not None
+    assert memory.peak_rss_rise_bytes >= 16 * 1024 * 1024

@@ -520,6 +520,29 @@ def figures(workload: Workload) -> Figures:
 # --- memory of the workload ---------------------------------------------------------
 
 
+def _release_free_heap() -> None:
+    """Hand the C heap's free pages back to the kernel (glibc's ``malloc_trim(0)``).
+
+    A process forked to measure a workload inherits its parent's heap, free
+    chunks included, already resident: what the workload allocates into them
+    does not raise the RSS. How much is free depends on what the parent did
+    before the fork, so the rise read 10.8 or 13.0 MiB for the same Predict
+    workload; returned first, every allocation counts, and it read 15.0 to
+    15.4 MiB (docs/measured.md, "Workload memory: the inherited free heap").
+    A no-op where the C library has no ``malloc_trim`` (musl, macOS).
+    """
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        trim = libc.malloc_trim
+    except (OSError, AttributeError):
+        return
+    trim.argtypes = [ctypes.c_size_t]
+    trim(0)
+
+
 def _reset_peak_rss() -> int | None:
     """Reset the kernel's peak-RSS mark to the current RSS; the RSS in bytes (Linux)."""
     try:
@@ -558,7 +581,8 @@ class WorkloadMemory:
     """What placing, compiling and running the workload adds to the process.
 
     ``peak_rss_rise_bytes``: the kernel's peak-RSS mark after the workload
-    minus the RSS before it (after jax's backend started); ``None`` where the
+    minus the RSS before it (after jax's backend started and the C heap's free
+    pages were handed back: :func:`_release_free_heap`); ``None`` where the
     mark cannot be reset (non-Linux). ``device_peak_bytes``: the device's
     ``peak_bytes_in_use`` minus ``bytes_in_use`` before; ``None`` where the
     backend reports no ``memory_stats()`` (the CPU).
@@ -574,6 +598,7 @@ def workload_memory(workload: Workload, calls: int = 10) -> WorkloadMemory:
 
     jax.block_until_ready(jax.jit(lambda v: v + 1)(jnp.zeros((3,), jnp.int32)))  # backend up
     device_before = _device_bytes("bytes_in_use")
+    _release_free_heap()
     rss_before = _reset_peak_rss()
     prepared = prepare(workload, warmup=calls)
     prepared.block(prepared.call())
