@@ -388,16 +388,8 @@ def warm_test_lines(report: CompareReport) -> list[str]:
     }
     parts = [f"{counts[how]} {text}" for how, text in what.items() if counts[how]]
     lines = ["Warm times: " + "; ".join(parts) + "."]
-    within_spread = [r for r in report.rows if _moved_within_spread(r, s.factor)]
-    untested = [r for r in report.rows if r.warm_test is WarmTest.NOT_TESTED]
-    if within_spread:
-        n = len(within_spread)
-        lines.append(
-            f"{n} warm time{'' if n == 1 else 's'} moved beyond {s.factor:g}x but within the "
-            "spread between runs: not a verdict either way."
-        )
-    if untested or within_spread:
-        envs = sorted({r.env_name for r in (*untested, *within_spread)})
+    if counts[WarmTest.NOT_TESTED]:
+        envs = sorted({r.env_name for r in report.rows if r.warm_test is WarmTest.NOT_TESTED})
         command = ab_command(report.base_commit, report.head_commit)
         env = f" --env {envs[0]}" if len(envs) == 1 else " --env ENV"
         lines.append(
@@ -406,19 +398,6 @@ def warm_test_lines(report: CompareReport) -> list[str]:
             "then jaxbench compare with --paired 100."
         )
     return lines
-
-
-def _moved_within_spread(row: Row, factor: float) -> bool:
-    """A warm time of separate runs beyond the factor that the spread between runs hides."""
-    ratio = row.comparison.ratio
-    return (
-        row.warm_test is WarmTest.ACROSS_RUNS
-        and row.verdict is Verdict.NOT_SIGNIFICANT
-        and ratio is not None
-        and math.isfinite(ratio)
-        and ratio > 0
-        and abs(math.log(ratio)) > math.log(factor)
-    )
 
 
 def floors_line() -> str:
