@@ -97,6 +97,7 @@ from jaxbench.analyse.stats import (
     compare_skipped,
     holm_adjust,
     round_medians,
+    rounds_variance,
 )
 from jaxbench.errors import ResultsError, UsageError
 from jaxbench.store.checks import UncheckedNote, find_note
@@ -260,6 +261,8 @@ def parse_fail_on(text: str) -> frozenset[str]:
 
 
 _Match = tuple[str, tuple[str, ...], str]
+#: One commit of a warm time's series: (date, commit, version, value, samples)
+_Commit = tuple[int, str, str | None, float, tuple[float, ...]]
 
 
 def _index(points: Iterable[Point]) -> dict[_Match, Point]:
@@ -325,8 +328,8 @@ class _History:
     head_commit: str
     #: environment -> base and head measured in one run there
     one_run: Mapping[str, bool]
-    #: (benchmark, params, env) -> (date, commit, version, value) of every commit
-    series: Mapping[_Match, Sequence[tuple[int, str, str | None, float]]]
+    #: (benchmark, params, env) -> (date, commit, version, value, samples) of every commit
+    series: Mapping[_Match, Sequence[_Commit]]
 
 
 def ab_command(base_commit: str, head_commit: str) -> str:
@@ -339,7 +342,7 @@ def _history_parts(base: Point, head: Point, history: _History) -> list[list[flo
     match = (base.key.benchmark, base.key.params, base.key.env_name)
     versions = {base.key.version, head.key.version}
     parts: list[list[float]] = [[]]
-    for _date, commit, version, value in history.series.get(match, ()):
+    for _date, commit, version, value, _samples in history.series.get(match, ()):
         if version not in versions:
             continue
         if commit in (history.base_commit, history.head_commit):
@@ -347,6 +350,25 @@ def _history_parts(base: Point, head: Point, history: _History) -> list[list[flo
         else:
             parts[-1].append(value)
     return [part for part in parts if part]
+
+
+def _typical_rounds(base: Point, head: Point, history: _History, round_size: int) -> float | None:
+    """How well a typical run of the series knew its value: the median
+    :func:`jaxbench.analyse.stats.rounds_variance` of its other commits (None
+    where none recorded rounds)."""
+    match = (base.key.benchmark, base.key.params, base.key.env_name)
+    versions = {base.key.version, head.key.version}
+    found = sorted(
+        rounds
+        for _date, commit, version, _value, samples in history.series.get(match, ())
+        if version in versions
+        and commit not in (history.base_commit, history.head_commit)
+        and (rounds := rounds_variance(round_medians(samples, round_size))) is not None
+    )
+    if not found:
+        return None
+    middle = len(found) // 2
+    return found[middle] if len(found) % 2 else (found[middle - 1] + found[middle]) / 2
 
 
 def _compare_across_runs(
@@ -379,6 +401,7 @@ def _compare_across_runs(
             n_head=n_head,
             base_rounds=round_medians(base.samples, round_size) if round_size else None,
             head_rounds=round_medians(head.samples, round_size) if round_size else None,
+            typical_rounds=_typical_rounds(base, head, history, round_size) if round_size else None,
         )
         return tested, WarmTest.ACROSS_RUNS
     factor = compare_factor(b_value, h_value, factor=settings.factor)
@@ -676,7 +699,7 @@ def compare_points(
     head_commit = _one({p.commit for p in head}, "commit", "head")
     base_index, head_index = _index(base), _index(head)
     same_run = one_run(base, head)
-    series: dict[_Match, list[tuple[int, str, str | None, float]]] = {}
+    series: dict[_Match, list[_Commit]] = {}
     for p in history:
         if (
             p.value is not None
@@ -684,7 +707,9 @@ def compare_points(
             and kind_of(p.key.benchmark) is Kind.TIME
         ):
             match = (p.key.benchmark, p.key.params, p.key.env_name)
-            series.setdefault(match, []).append((p.date, p.commit, p.key.version, p.value))
+            series.setdefault(match, []).append(
+                (p.date, p.commit, p.key.version, p.value, p.samples)
+            )
     for values in series.values():
         values.sort(key=lambda v: (v[0], v[1]))
     around = _History(base_commit, head_commit, same_run, series)

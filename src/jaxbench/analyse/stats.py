@@ -91,6 +91,7 @@ __all__ = [
     "paired_samples_p_value",
     "round_medians",
     "rounds_p_value",
+    "rounds_variance",
     "second_look_wanted",
     "step_p_value",
     "successive_variance",
@@ -301,6 +302,13 @@ def successive_variance(parts: Sequence[Any]) -> tuple[float, int]:
     return float(np.dot(joined, joined)) / len(joined) / 2, len(joined)
 
 
+def rounds_variance(rounds: Sequence[float] | None) -> float | None:
+    """A run's ``var(log round medians) / n`` (:func:`cross_run_p_value`'s
+    measure of how well a run knows its value); None for fewer than two rounds."""
+    variance, dof = _rounds_variance(rounds)
+    return variance if dof > 0 else None
+
+
 def _rounds_variance(rounds: Sequence[float] | None) -> tuple[float, int]:
     """The variance of a side's log value from its own rounds, and its degrees of freedom.
 
@@ -324,6 +332,7 @@ def cross_run_p_value(
     *,
     base_rounds: Sequence[float] | None = None,
     head_rounds: Sequence[float] | None = None,
+    typical_rounds: float | None = None,
 ) -> float:
     """Two-sided p-value that ``head`` differs from ``base``, measured in separate runs.
 
@@ -335,11 +344,16 @@ def cross_run_p_value(
     the difference of two such values has twice its variance. Each side's
     own run says how well it knows its value: the variance of its log round
     medians over their number (``base_rounds``, ``head_rounds``). The
-    history's spread already holds a typical run's share of that, so the
-    quieter side stands for a typical run and the noisier side's excess over
-    it is added. A run disturbed while it measured (another job loading the
-    machine for part of it) has rounds that disagree, so its value counts for
-    less; two quiet runs add almost nothing, and the test keeps its power.
+    history's spread already holds a typical run's share of that, so each
+    side's excess over a typical run is added. ``typical_rounds`` is that
+    share as the history's own runs measured it (the median of their
+    ``var(log round medians) / n``); without it, or where a side is quieter
+    still, the quieter side stands for a typical run. A run disturbed while
+    it measured (another job loading the machine for part of it) has rounds
+    that disagree, so its value counts for less, and when both runs were
+    disturbed both excesses count (against the quieter side alone, two
+    loaded runs of identical code read 0.50x at p=0.0005); two quiet runs add
+    almost nothing, and the test keeps its power.
     The log ratio over the square root of the sum is read against Student's
     t, with Welch-Satterthwaite degrees of freedom (at most the history's
     differences, so the p-value is never below the history's alone). Non-positive values: 1. Fewer
@@ -356,15 +370,20 @@ def cross_run_p_value(
     if n_diffs < 2:
         return 1.0
     shift = abs(math.log(head) - math.log(base))
-    # The history's spread already holds a typical run's own noise; the
-    # quieter side stands for that, and only the noisier side's excess is added.
+    # The history's spread already holds a typical run's own noise; each
+    # side's excess over it is added (never less than the noisier side's
+    # excess over the quieter one).
     (v_base, d_base), (v_head, d_head) = (
         _rounds_variance(base_rounds),
         _rounds_variance(head_rounds),
     )
+    typical = min(v_base, v_head)
+    if typical_rounds is not None and math.isfinite(typical_rounds):
+        typical = min(typical, max(typical_rounds, 0.0))
     terms = [
         (2.0 * variance, n_diffs),
-        (abs(v_base - v_head), d_base if v_base > v_head else d_head),
+        (v_base - typical, d_base),
+        (v_head - typical, d_head),
     ]
     total = sum(v for v, _ in terms)
     if total == 0:
@@ -530,12 +549,14 @@ def compare_across_runs(
     n_head: int = 0,
     base_rounds: Sequence[float] | None = None,
     head_rounds: Sequence[float] | None = None,
+    typical_rounds: float | None = None,
 ) -> Comparison:
     """Warm times of base and head measured in separate runs: the history's spread.
 
     ``base`` and ``head`` are each side's value (asv's median), ``history``
     the series at the other commits, ``base_rounds`` and ``head_rounds``
-    each side's round medians (:func:`cross_run_p_value`). A verdict needs
+    each side's round medians, ``typical_rounds`` the history's typical
+    :func:`rounds_variance` (:func:`cross_run_p_value`). A verdict needs
     the two-sided p-value below ``alpha`` and the ratio beyond ``factor``.
     The rounds alone never decide: the runs' own shift is not in them; they
     only widen the spread of a side whose run disagreed with itself.
@@ -553,7 +574,14 @@ def compare_across_runs(
         test += (
             f" and of each side's rounds ({len(base_rounds or ())} and {len(head_rounds or ())})"
         )
-    p = cross_run_p_value(base, head, history, base_rounds=base_rounds, head_rounds=head_rounds)
+    p = cross_run_p_value(
+        base,
+        head,
+        history,
+        base_rounds=base_rounds,
+        head_rounds=head_rounds,
+        typical_rounds=typical_rounds,
+    )
     return _tested(
         (base, head, ratio, shift),
         p,
