@@ -820,10 +820,10 @@ def _disturbed_rows(
     asv_writer.add_benchmark(TIME, params=ROWS, unit="seconds")
     asv_writer.write_meta()
     for i, level in enumerate([*RUN_LEVELS, base, head]):
-        samples, value = None, level
+        samples = None
         if isinstance(level, list):
             samples = {TIME: [[10e-6 * x for x in level], [20e-6 * x for x in level]]}
-            value = sorted(level)[len(level) // 2]
+        value = sorted(level)[len(level) // 2] if isinstance(level, list) else level
         asv_writer.write_result(
             commit_hash(10 + i),
             1_000 * (i + 1),

@@ -63,6 +63,7 @@ workload; such a speedup is also marked in its reason.
 from __future__ import annotations
 
 import math
+import statistics
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -358,17 +359,14 @@ def _typical_rounds(base: Point, head: Point, history: _History, round_size: int
     where none recorded rounds)."""
     match = (base.key.benchmark, base.key.params, base.key.env_name)
     versions = {base.key.version, head.key.version}
-    found = sorted(
+    found = [
         rounds
         for _date, commit, version, _value, samples in history.series.get(match, ())
         if version in versions
         and commit not in (history.base_commit, history.head_commit)
         and (rounds := rounds_variance(round_medians(samples, round_size))) is not None
-    )
-    if not found:
-        return None
-    middle = len(found) // 2
-    return found[middle] if len(found) % 2 else (found[middle - 1] + found[middle]) / 2
+    ]
+    return statistics.median(found) if found else None
 
 
 def _compare_across_runs(
