@@ -338,14 +338,17 @@ def ab_command(base_commit: str, head_commit: str) -> str:
     return f"jaxbench ab --base-commit {base_commit[:12]} --head-commit {head_commit[:12]}"
 
 
-def _history_parts(base: Point, head: Point, history: _History) -> list[list[float]]:
-    """The series at the other commits, cut where base or head was left out."""
+def _series_of(base: Point, head: Point, history: _History) -> list[_Commit]:
+    """Base's series in the history, at the benchmark versions of base and head."""
     match = (base.key.benchmark, base.key.params, base.key.env_name)
     versions = {base.key.version, head.key.version}
+    return [c for c in history.series.get(match, ()) if c[2] in versions]
+
+
+def _history_parts(base: Point, head: Point, history: _History) -> list[list[float]]:
+    """The series at the other commits, cut where base or head was left out."""
     parts: list[list[float]] = [[]]
-    for _date, commit, version, value, _samples in history.series.get(match, ()):
-        if version not in versions:
-            continue
+    for _date, commit, _version, value, _samples in _series_of(base, head, history):
         if commit in (history.base_commit, history.head_commit):
             parts.append([])
         else:
@@ -357,13 +360,10 @@ def _typical_rounds(base: Point, head: Point, history: _History, round_size: int
     """How well a typical run of the series knew its value: the median
     :func:`jaxbench.analyse.stats.rounds_variance` of its other commits (None
     where none recorded rounds)."""
-    match = (base.key.benchmark, base.key.params, base.key.env_name)
-    versions = {base.key.version, head.key.version}
     found = [
         rounds
-        for _date, commit, version, _value, samples in history.series.get(match, ())
-        if version in versions
-        and commit not in (history.base_commit, history.head_commit)
+        for _date, commit, _version, _value, samples in _series_of(base, head, history)
+        if commit not in (history.base_commit, history.head_commit)
         and (rounds := rounds_variance(round_medians(samples, round_size))) is not None
     ]
     return statistics.median(found) if found else None
