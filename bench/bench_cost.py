@@ -13,13 +13,19 @@ runs, each timed on its own, with this checkout's ``.venv`` tools:
 
 Prints the breakdown (seconds, share of the whole) and the ratio of the whole
 job to its own ``asv run`` step alone (environments + asv per commit): the
-cost of pairing and publishing on top of what asv does anyway. The review's
+cost of pairing and publishing on top of what asv does anyway. Then how long
+the pairs spent inside their timed calls (both sides), against what a job of
+1.2x its ``asv run`` would leave the pairs: the part of the pairs that no
+saving on starting processes, compiling or warming up can remove.
+``--from-log`` reads the same from the output of a finished ``make bench``
+(its ``done in`` line and pair-history's lines) and measures nothing. The review's
 steps (asv run, install, ab, first-call, compare) are timed per review by
 ``bench/bench_review.py``.
 
 Full size is the whole suite (tens of minutes on 2 cores); ``-b`` cuts it::
 
     .venv/bin/python bench/bench_cost.py --commits 2 -b 'Predict\\.' --rounds 4
+    .venv/bin/python bench/bench_cost.py --from-log make-bench.log
 """
 
 from __future__ import annotations
@@ -38,14 +44,21 @@ from pathlib import Path
 PROJECT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 MACHINE = "cost-bench"
-#: ``jaxbench pair-history``'s line for one measured pair (commands/pair_history.py).
+#: ``jaxbench pair-history``'s line for one measured pair (commands/pair_history.py);
+#: since 2026-12-04 it also says how long the timed calls of both sides took.
 PAIR_LINE = re.compile(
     r"^jaxbench pair-history: (?P<pair>[0-9a-f]+\.\.[0-9a-f]+) \[(?P<env>[^\]]+)\]: "
-    r".* in (?P<seconds>[0-9.]+) s;",
+    r".* in (?P<seconds>[0-9.]+) s(?: \(timed calls (?P<timed>[0-9.]+) s, both sides\))?;",
     re.MULTILINE,
 )
+#: ``make bench``'s last line (jaxbench progress, render/progress.py's ``done_line``).
+DONE_LINE = re.compile(r"^make bench: done in (?P<total>[^(\n]+?) \((?P<parts>[^)]*)\)$", re.M)
+#: One ``format_duration`` (``42 s``, ``3 min 05 s``, ``1 h 02 min``).
+DURATION = re.compile(r"^(?:(?P<h>\d+) h)? ?(?:(?P<min>\d+) min)? ?(?:(?P<s>\d+) s)?$")
 #: The steps that are ``asv run`` itself (what asv costs without jaxbench).
-ASV_STEPS = ("environments", "asv run ")
+ASV_STEPS = ("environments", "asv run")
+#: The step that is the paired history (bench_cost's own name, make bench's).
+PAIR_STEPS = ("pairs", "paired history")
 
 
 @dataclass(frozen=True)
@@ -62,6 +75,52 @@ def pair_times(log: str) -> list[Step]:
         Step(f"  pair {m['pair']} [{m['env']}]", float(m["seconds"]))
         for m in PAIR_LINE.finditer(log)
     ]
+
+
+def pairs_timed(log: str) -> float | None:
+    """Seconds inside the pairs' timed calls, both sides, summed over every pair
+    (None when no pair line says: a pair-history older than the figure)."""
+    timed = [float(m["timed"]) for m in PAIR_LINE.finditer(log) if m["timed"] is not None]
+    return sum(timed) if timed else None
+
+
+def seconds_of(duration: str) -> float:
+    """``3 min 05 s`` -> 185.0 (render/progress.py's ``format_duration``, read back)."""
+    m = DURATION.match(duration.strip())
+    if m is None or not any(m.groups()):
+        raise ValueError(f"not a duration: {duration!r}")
+    h, mins, secs = (int(m[k] or 0) for k in ("h", "min", "s"))
+    return 3600.0 * h + 60.0 * mins + secs
+
+
+def steps_of_make_log(log: str) -> list[Step]:
+    """The steps of a finished ``make bench`` from its own log: the ``done in`` line's
+    parts (asv run, paired history, publish, regressions), each pair below its step."""
+    done = DONE_LINE.search(log)
+    if done is None:
+        raise SystemExit("no 'make bench: done in ...' line: give the log of a finished make bench")
+    steps = []
+    for part in done["parts"].split(", "):
+        # a part is "NAME DURATION"; the name may have a space ("asv run", "paired history")
+        words = part.split(" ")
+        cut = next(i for i, w in enumerate(words) if w[:1].isdigit())
+        name, duration = " ".join(words[:cut]), " ".join(words[cut:])
+        steps.append(Step(name, seconds_of(duration)))
+        if name == "paired history":
+            steps.extend(pair_times(log))
+    return steps
+
+
+def floor_line(steps: Sequence[Step], timed: float, at_once: int) -> str:
+    """What the pairs' timed calls alone take against what the 1.2x goal leaves them."""
+    top = [s for s in steps if not s.name.startswith(" ")]
+    asv = sum(s.seconds for s in top if s.name.startswith(ASV_STEPS))
+    pairs = sum(s.seconds for s in top if s.name in PAIR_STEPS)
+    return (
+        f"pairs: {pairs:.1f} s, of which timed calls {timed:.1f} s (both sides; at "
+        f"{at_once} round(s) at once, at least {timed / at_once:.1f} s of wall); a 1.2x job "
+        f"leaves the pairs and the rest {0.2 * asv:.1f} s"
+    )
 
 
 def job_ratio(steps: Sequence[Step]) -> float | None:
@@ -101,8 +160,11 @@ def _run(args: list[str], cwd: Path, ok: tuple[int, ...] = (0,)) -> tuple[float,
     return took, done.stderr
 
 
-def measure(root: Path, commits: int, bench: str | None, pair_args: Sequence[str]) -> list[Step]:
-    """Clone this repository into ``root`` and time the main job's steps there."""
+def measure(
+    root: Path, commits: int, bench: str | None, pair_args: Sequence[str]
+) -> tuple[list[Step], str]:
+    """Clone this repository into ``root`` and time the main job's steps there (and
+    ``jaxbench pair-history``'s output)."""
     subprocess.run(["git", "clone", "-q", str(PROJECT), str(root)], check=True)
     hashes = subprocess.run(
         ["git", "rev-list", "--first-parent", f"--max-count={commits}", "HEAD"],
@@ -129,7 +191,7 @@ def measure(root: Path, commits: int, bench: str | None, pair_args: Sequence[str
     steps.extend(pair_times(log))
     steps.append(Step("publish", _run([jaxbench, "publish"], root)[0]))
     steps.append(Step("regressions", _run([jaxbench, "regressions"], root, ok=(0, 1))[0]))
-    return steps
+    return steps, log
 
 
 def main() -> None:
@@ -140,14 +202,36 @@ def main() -> None:
     parser.add_argument("-b", "--bench", help="asv's -b regex, for asv run and pair-history")
     parser.add_argument("--rounds", type=int, help="pair-history --rounds (default: its own)")
     parser.add_argument("--workdir", type=Path, help="scratch folder (default: a temporary one)")
+    parser.add_argument(
+        "--from-log",
+        type=Path,
+        metavar="LOG",
+        help="measure nothing: the breakdown of a finished `make bench` from its output",
+    )
+    parser.add_argument(
+        "--at-once",
+        type=int,
+        default=len(os.sched_getaffinity(0)),
+        help="pair rounds run at once (pair-history's: one a CPU; default: %(default)s)",
+    )
     args = parser.parse_args()
     if args.commits < 1:
         parser.error("--commits must be 1 or more")
-    pair_args = ["--rounds", str(args.rounds)] if args.rounds else []
-    with tempfile.TemporaryDirectory(prefix="jaxbench-cost-") as scratch:
-        root = (args.workdir or Path(scratch)) / "repo"
-        steps = measure(root, args.commits, args.bench, pair_args)
+    if args.from_log is not None:
+        try:
+            log = args.from_log.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise SystemExit(f"--from-log: cannot read {args.from_log}: {exc.strerror}") from None
+        steps = steps_of_make_log(log)
+    else:
+        pair_args = ["--rounds", str(args.rounds)] if args.rounds else []
+        with tempfile.TemporaryDirectory(prefix="jaxbench-cost-") as scratch:
+            root = (args.workdir or Path(scratch)) / "repo"
+            steps, log = measure(root, args.commits, args.bench, pair_args)
     print(format_breakdown(steps))
+    timed = pairs_timed(log)
+    if timed is not None:
+        print(floor_line(steps, timed, args.at_once))
 
 
 if __name__ == "__main__":

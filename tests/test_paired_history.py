@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime
 import importlib.util
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -30,6 +31,7 @@ import pytest
 from conftest import AsvResultsWriter
 from e2e_repo import git
 from jaxbench.analyse.paired_history import chain_series
+from jaxbench.render.progress import done_line
 from jaxbench.store.paired import load_paired
 
 #: a real pair-history over six commits (~30 s, once for the module)
@@ -318,3 +320,34 @@ def test_bench_cost_reads_each_pairs_time_from_the_real_log(measured: Measured) 
     assert f"  pair {first} [{ENV}]" in table
     whole = next(line for line in table.splitlines() if line.startswith("whole job "))
     assert whole.split()[-2:] == ["150.0", "100.0%"]
+
+
+def test_bench_cost_reads_the_pairs_timed_calls_and_a_make_bench_log(measured: Measured) -> None:
+    cost = _bench_cost()
+    timed = cost.pairs_timed(measured.pair_log)
+    pairs = cost.pair_times(measured.pair_log)
+    # Inside the timed calls of both sides: more than nothing, less than the pairs'
+    # wall time on every CPU (rounds run at most one a CPU).
+    assert timed is not None
+    assert 0 < timed < sum(p.seconds for p in pairs) * len(os.sched_getaffinity(0))
+    assert cost.pairs_timed("jaxbench pair-history: 1 pair(s) measured") is None
+    done = done_line(
+        "make bench", 600.0, [("asv run", 300.0), ("paired history", 290.0), ("publish", 10.0)]
+    )
+    steps = cost.steps_of_make_log(f"{measured.pair_log}\n{done}\n")
+    assert [s.name for s in steps if not s.name.startswith(" ")] == [
+        "asv run",
+        "paired history",
+        "publish",
+    ]
+    assert [s.seconds for s in steps if not s.name.startswith(" ")] == [300.0, 290.0, 10.0]
+    assert len(steps) == 3 + len(pairs)
+    assert cost.format_breakdown(steps).splitlines()[-1] == "whole job / its asv run alone: 2.00x"
+    floor = cost.floor_line(steps, 100.0, 2)
+    assert floor == (
+        "pairs: 290.0 s, of which timed calls 100.0 s (both sides; at 2 round(s) at once, "
+        "at least 50.0 s of wall); a 1.2x job leaves the pairs and the rest 60.0 s"
+    )
+    assert cost.seconds_of("1 h 02 min") == 3720.0
+    with pytest.raises(SystemExit, match="make bench: done in"):
+        cost.steps_of_make_log(measured.pair_log)

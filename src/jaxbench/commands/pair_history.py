@@ -284,6 +284,9 @@ def _one_pair(
         more=more,
     )
     took = time.perf_counter() - clock
+    # What the pair spent inside the timed calls (both sides, every round): the
+    # rest of ``took`` is starting processes, compiling, checking answers, warming up.
+    timed = sum(sum(side.samples) * side.number for pair in outcomes for side in pair)
     estimates: list[PairedEstimate] = []
     for (bench, item), (b, h) in zip(pairs, outcomes, strict=True):
         if b.failure or h.failure or b.skip or h.skip:
@@ -322,7 +325,7 @@ def _one_pair(
         f"jaxbench pair-history: {base[:8]}..{head[:8]} [{env.name}]: {len(items)} item(s), "
         f"{args.rounds} rounds x {args.per_round}"
         + (f" (+{args.second_look} for {len(looked_again)})" if first_look else "")
-        + f" in {took:.1f} s; "
+        + f" in {took:.1f} s (timed calls {timed:.1f} s, both sides); "
         f"{len(flagged)} regression(s) (Holm over the pair's {len(estimates)} series); "
         f"wrote {path}",
         file=sys.stderr,
