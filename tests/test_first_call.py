@@ -24,6 +24,7 @@ import time
 
 DELAY = {delay}
 MEMORY = {memory}
+WRONG = {wrong}
 
 
 class ToyFigures:
@@ -36,6 +37,8 @@ class ToyFigures:
         return time.perf_counter() - start
 
     def setup(self, cache, n):
+        if WRONG:  # as a jaxbench suite's figures whose answer check fails
+            raise ValueError("the answer is outside its tolerance")
         self.value = cache * n
 
     def track_compile_seconds(self, cache, n):
@@ -60,10 +63,11 @@ class ToyFigures:
 MiB = 1024 * 1024
 
 
-def _suite(root: Path, delay: float, memory: int) -> Path:
+def _suite(root: Path, delay: float, memory: int, wrong: bool = False) -> Path:
     root.mkdir(parents=True)
     (root / "__init__.py").write_text("", encoding="utf-8")
-    (root / "toy.py").write_text(SUITE.format(delay=delay, memory=memory), encoding="utf-8")
+    toy = SUITE.format(delay=delay, memory=memory, wrong=wrong)
+    (root / "toy.py").write_text(toy, encoding="utf-8")
     return root
 
 
@@ -84,9 +88,10 @@ def _review(
     head_delay: float,
     base_memory: int = 6 * MiB,
     head_memory: int = 6 * MiB,
+    head_wrong: bool = False,
 ) -> tuple[int, dict[str, Any]]:
     base = _suite(tmp_path / "base" / "benchmarks", base_delay, base_memory)
-    head = _suite(tmp_path / "head" / "benchmarks", head_delay, head_memory)
+    head = _suite(tmp_path / "head" / "benchmarks", head_delay, head_memory, head_wrong)
     results = tmp_path / "results"
     done = _jaxbench(
         "first-call",
@@ -152,6 +157,24 @@ def test_more_memory_is_caught_pair_by_pair_and_a_page_of_noise_is_not(tmp_path:
     assert memory["verdict"] == "not significant", memory
     assert "but median difference or ratio within" in memory["reason"], memory
     assert status == 0
+
+
+def test_a_head_that_fails_every_round_leaves_the_base_values_standing(tmp_path: Path) -> None:
+    status, doc = _review(tmp_path, 0.02, 0.02, head_wrong=True)
+    rows = _rows(doc)
+    for key in [("track_compile_seconds", "1"), ("track_workload_peak_rss_bytes", "2")]:
+        row = rows[key]
+        # the head failed, the base did not: "now failing" with the base's value
+        # kept (before: both sides written as failed, "still failing")
+        assert row["verdict"] == "failed", row
+        assert row["base"] is not None, row
+        assert row["base"] > 0, row
+        assert row["head"] is None, row
+    assert rows[("track_compile_seconds", "1")]["base"] == pytest.approx(0.02, rel=0.5)
+    assert status == 1
+    base_file = json.loads((tmp_path / "results" / "m" / f"{'a' * 8}-e.json").read_text())
+    compile_result = base_file["results"]["toy.ToyFigures.track_compile_seconds"]
+    assert compile_result[0][0] is not None  # asv's result column: the base's value stands
 
 
 @pytest.mark.slow

@@ -11,7 +11,9 @@ to memory (``track_workload_peak_rss_bytes``, ``track_workload_device_peak_bytes
 right after the other. ``jaxbench compare`` then tests them pair by pair (a
 paired t-test, and ``--first-call-factor`` or the memory gate) instead of
 showing one value a side as "changed (not tested)". A round that failed or
-skipped on either side is dropped from both, so the pairs stay pairs.
+skipped on either side is dropped from both, so the pairs stay pairs; where
+one side failed every round (a head whose answer is wrong), the other side
+keeps its own values, unpaired, so the row reads failing at that side only.
 
 Cost: one process a side a round (this project's suite: about 4 s each on a
 quiet 2-core machine, so 10 rounds take about 80 s). Never imports jax.
@@ -94,6 +96,10 @@ def paired_values(
     return [], [], "failed"
 
 
+def _finite(values: list[float | None]) -> list[float]:
+    return [v for v in values if v is not None and math.isfinite(v)]
+
+
 def _result(samples: list[list[float]], reasons: list[str], errors: list[str]) -> Any:
     from asv.runner import BenchmarkResult
 
@@ -121,6 +127,11 @@ def _add(results: dict[str, Any], base: FirstCalls, head: FirstCalls, started: A
         reasons = []
         for b, h in zip(base.values[name], head.values[name], strict=False):
             kept_b, kept_h, reason = paired_values(b, h)
+            if reason == "failed":
+                # One side never gave a value (the head's answer is wrong, say):
+                # nothing to pair, but the other side's own values stand. Writing
+                # a failure there too would lose them and read "still failing".
+                kept_b, kept_h = _finite(b), _finite(h)
             sides["base"].append(kept_b)
             sides["head"].append(kept_h)
             reasons.append(reason)
