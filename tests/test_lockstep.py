@@ -356,10 +356,15 @@ def test_a_second_look_samples_only_the_items_asked_for_in_fresh_worker_pairs(
         seen.append((i, len(b.samples), len(h.samples)))
         return i == 1
 
+    reported: list[tuple[int, int]] = []
     (one_b, one_h), (two_b, two_h) = run_lockstep_suite(
-        base, head, items, rounds=3, per_round=2, more_rounds=2, more=more
-    )
+        base, head, items, rounds=3, per_round=2, more_rounds=2, more=more,
+        progress=lambda done, total: reported.append((done, total)),
+    )  # fmt: skip
     assert seen == [(0, 6, 6), (1, 6, 6)]  # asked once per item, with the first look's samples
+    # the first look's end already counts the second look's rounds: done once, at the end
+    assert reported[-3:] == [(3, 5), (4, 5), (5, 5)]
+    assert [r for r in reported if r[0] >= r[1]] == [(5, 5)]
     assert len(one_b.samples) == len(one_h.samples) == 6
     assert len(two_b.samples) == len(two_h.samples) == 10
     noted = [line.split() for line in log.read_text().splitlines()]
@@ -375,11 +380,14 @@ def test_no_second_look_when_no_item_asks(tmp_path: Path) -> None:
     env = (("PID_LOG", str(log)),)
     base = Side("base", sys.executable, _pid_suite(tmp_path / "b" / "benchmarks", 0.0), environ=env)
     head = Side("head", sys.executable, _pid_suite(tmp_path / "h" / "benchmarks", 0.0), environ=env)
+    reported: list[tuple[int, int]] = []
     ((b, h),) = run_lockstep_suite(
         base, head, [Item("pids.One.time_it")], rounds=2, per_round=3, more_rounds=4,
         more=lambda _i, _b, _h: False,
+        progress=lambda done, total: reported.append((done, total)),
     )  # fmt: skip
     assert len(b.samples) == len(h.samples) == 6
+    assert reported == [(1, 2), (2, 2)]  # no second look: done at the first look's end
     assert len({pid for _, pid in (line.split() for line in log.read_text().splitlines())}) == 4
 
 

@@ -529,15 +529,6 @@ def _suite_rounds(
     total = rounds + more_rounds
     round_index = 0
     while round_index < total:
-        if round_index == rounds:
-            firsts = _results(collected)
-            chosen = [
-                i
-                for i in chosen
-                if more is not None
-                and not any(c.done for c in collected[i])
-                and more(i, *firsts[i])
-            ]
         if all(collected[i][0].done and collected[i][1].done for i in chosen):
             break
         # The first round runs alone: it fills the rounds' shared compilation
@@ -551,9 +542,29 @@ def _suite_rounds(
             if together:
                 _together(collected)
         round_index = end
+        if round_index == rounds and more_rounds:
+            # The first look is over: choose the second look's items now, so that
+            # the progress below already knows whether more rounds follow.
+            firsts = _results(collected)
+            chosen = [
+                i
+                for i in chosen
+                if more is not None
+                and not any(c.done for c in collected[i])
+                and more(i, *firsts[i])
+            ]
         if progress is not None:
-            progress(round_index, rounds if round_index <= rounds else total)
+            if round_index == rounds:  # the first look's end: the whole pair if no second
+                looking_again = more_rounds > 0 and _wanted(collected, chosen)
+                progress(round_index, total if looking_again else rounds)
+            else:
+                progress(round_index, rounds if round_index < rounds else total)
     return _results(collected)
+
+
+def _wanted(collected: list[list[_Collected]], chosen: list[int]) -> bool:
+    """Some chosen item is still sampled on a side."""
+    return not all(collected[i][0].done and collected[i][1].done for i in chosen)
 
 
 def concurrent_rounds(per_round_cpus: int) -> int:
