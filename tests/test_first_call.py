@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from jaxbench.commands.first_call import paired_values
+from jaxbench.commands.first_call import kept_values, paired_values
 
 SUITE = """\
 import os
@@ -194,6 +194,14 @@ def test_pairs_drop_a_round_that_failed_on_either_side() -> None:
     )
     assert paired_values([nan, nan], [nan, nan]) == ([], [], "skip")
     assert paired_values([None, None], [1.0, 2.0]) == ([], [], "failed")
+
+
+def test_a_side_that_failed_every_round_leaves_the_other_sides_values_alone() -> None:
+    assert kept_values([0.1, 0.2, None], [None, None, None]) == ([0.1, 0.2], [], "failed")
+    assert kept_values([None, None], [0.3, 0.4]) == ([], [0.3, 0.4], "failed")
+    # both sides gave values, never in the same round: no pair, and no side to blame
+    assert kept_values([0.1, None], [None, 0.3]) == ([], [], "failed")
+    assert kept_values([1.0, 2.0], [1.5, None]) == ([1.0], [1.5], "")
 
 
 def test_a_missing_benchmark_directory_is_one_line_and_exit_2(tmp_path: Path) -> None:

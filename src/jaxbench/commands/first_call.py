@@ -38,7 +38,7 @@ from jaxbench.lockstep.first_call import FirstCalls, measure_first_calls
 from jaxbench.render.progress import Progress
 from jaxbench.store.asv_results import load_or_new, save_atomic
 
-__all__ = ["HELP", "add_arguments", "paired_values", "run"]
+__all__ = ["HELP", "add_arguments", "kept_values", "paired_values", "run"]
 
 HELP = "time first calls of base and head in fresh processes side by side, for compare"
 
@@ -100,6 +100,26 @@ def _finite(values: list[float | None]) -> list[float]:
     return [v for v in values if v is not None and math.isfinite(v)]
 
 
+def kept_values(
+    base: list[float | None], head: list[float | None]
+) -> tuple[list[float], list[float], str]:
+    """What each side's result keeps: the paired rounds (:func:`paired_values`).
+
+    Where there are none because one side failed every round (the head's
+    answer is wrong, say), the other side's own values stand, unpaired:
+    writing a failure there too would lose them and read "still failing".
+    Where both sides gave values but never in the same round, neither is to
+    blame and both stay failed.
+    """
+    kept_b, kept_h, reason = paired_values(base, head)
+    if reason == "failed":
+        if not _finite(head):
+            kept_b = _finite(base)
+        if not _finite(base):
+            kept_h = _finite(head)
+    return kept_b, kept_h, reason
+
+
 def _result(samples: list[list[float]], reasons: list[str], errors: list[str]) -> Any:
     from asv.runner import BenchmarkResult
 
@@ -126,12 +146,7 @@ def _add(results: dict[str, Any], base: FirstCalls, head: FirstCalls, started: A
         sides: dict[str, list[list[float]]] = {"base": [], "head": []}
         reasons = []
         for b, h in zip(base.values[name], head.values[name], strict=False):
-            kept_b, kept_h, reason = paired_values(b, h)
-            if reason == "failed":
-                # One side never gave a value (the head's answer is wrong, say):
-                # nothing to pair, but the other side's own values stand. Writing
-                # a failure there too would lose them and read "still failing".
-                kept_b, kept_h = _finite(b), _finite(h)
+            kept_b, kept_h, reason = kept_values(b, h)
             sides["base"].append(kept_b)
             sides["head"].append(kept_h)
             reasons.append(reason)
