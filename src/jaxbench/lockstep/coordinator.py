@@ -529,7 +529,7 @@ def _suite_rounds(
     total = rounds + more_rounds
     round_index = 0
     while round_index < total:
-        if all(collected[i][0].done and collected[i][1].done for i in chosen):
+        if not _wanted(collected, chosen):
             break
         # The first round runs alone: it fills the rounds' shared compilation
         # cache, which jax writes without a lock, before any round reads it.
