@@ -20,8 +20,18 @@ BUILD_JOBS ?= $(shell nproc)
 PAIRED  ?= 1
 PAIR_ARGS ?=
 PORT    ?= 8080
-# The output of the last `make measure` (asv keeps no error text in its results).
-ASV_LOG := .asv/asv-run.log
+# Every run's output of asv run is kept in ASV_LOGS (the newest KEEP_LOGS):
+# asv keeps no error text in its results, publish and regressions read it there.
+ASV_LOGS := .asv/logs
+KEEP_LOGS ?= 20
+ASV_LOG := $(ASV_LOGS)/asv-run-$(shell date -u +%Y%m%dT%H%M%SZ).log
+ASV_STATUS := .asv/asv-run.status
+# The job's last word: exit 1, naming the cause, when asv could not build the
+# project or import the suite, or a pair timed nothing (what was measured is
+# published first).
+CHECK_RUN = $(BIN)/jaxbench check-run --job 'make $(JOB)' --machine $(MACHINE) --asv-log $(ASV_LOG) \
+	--asv-status $(ASV_STATUS) --commits .asv/commits.txt
+JOB := measure
 
 export JAXBENCH_MACHINE := $(MACHINE)
 
@@ -54,30 +64,31 @@ setup: $(BIN)/.installed node_modules/.installed
 # Under `make bench` each step prints one line (jaxbench progress: the step,
 # elapsed, the time left as the last run's steps took); alone, a step prints none.
 JOB_STEP := :
+bench: JOB = bench
 bench: JOB_STEP = $(BIN)/jaxbench progress --job 'make bench'
 bench: $(BIN)/.bench-installed measure publish regressions
 	@$(JOB_STEP) done
 	@echo "HTML history: $(CURDIR)/html/index.html (make preview serves it on port $(PORT))"
+	@$(CHECK_RUN)
 
 # jaxbench machine: asv's machine.json with a hardware fingerprint, no questions.
 measure: $(BIN)/.bench-installed
-	@mkdir -p .asv
+	@mkdir -p $(ASV_LOGS)
 	@$(JOB_STEP) 1/4 'asv run'
 	$(BIN)/jaxbench machine --machine $(MACHINE)
 	git rev-list --first-parent --max-count=$(COMMITS) HEAD > .asv/commits.txt
-	@# asv exits 2 when a benchmark failed (e.g. a wrong answer): publish and list it anyway.
-	@# It exits 1 when a suite file does not compile (its discovery stops): name the file, go on.
-	@# Its output is kept in $(ASV_LOG): the last line of each failing benchmark's error.
+	@rm -f $(ASV_STATUS)
+	@# asv exits 2 when a benchmark failed (e.g. a wrong answer), 1 when it could not
+	@# build the project or import the suite: publish and list what there is either
+	@# way; jaxbench check-run ends the job with the cause.
 	{ $(BIN)/asv run --machine $(MACHINE) --skip-existing --record-samples \
-		--parallel $(BUILD_JOBS) --show-stderr $(ASV_ARGS) HASHFILE:.asv/commits.txt 2>&1; echo $$? > .asv/asv-run.status; } \
+		--parallel $(BUILD_JOBS) --show-stderr $(ASV_ARGS) HASHFILE:.asv/commits.txt 2>&1; echo $$? > $(ASV_STATUS); } \
 		| tee $(ASV_LOG)
-	@status=$$(cat .asv/asv-run.status); \
-	if [ "$$status" -eq 1 ] && ! PYTHONPYCACHEPREFIX="$(CURDIR)/.asv/pycache" \
-		$(PYTHON) -m compileall -q benchmarks; then \
-		echo "make: asv could not list the benchmarks: fix the suite file named above; going on"; \
-	elif [ "$$status" -ne 0 ] && [ "$$status" -ne 2 ]; then exit "$$status"; fi
-	@if [ "$(PAIRED)" != 0 ]; then \
-		$(JOB_STEP) 2/4 'paired history' && $(MAKE) --no-print-directory paired; fi
+	@ls -1t $(ASV_LOGS)/asv-run-*.log | tail -n +$$(($(KEEP_LOGS) + 1)) | xargs -r rm -f
+	@# pair-history exits 1 when a pair timed nothing (the check names it), 2 on bad input.
+	@if [ "$(PAIRED)" != 0 ] && grep -qx '[02]' $(ASV_STATUS); then \
+		$(JOB_STEP) 2/4 'paired history' && { $(MAKE) --no-print-directory paired || [ $$? -eq 1 ]; }; fi
+	@$(if $(filter bench,$(JOB)),:,$(CHECK_RUN))
 
 # Pair each of the last COMMITS commits with the one before it (asv's environments
 # must be built: make measure). `make paired COMMITS=12` backfills 12 commits.
@@ -88,11 +99,11 @@ paired: $(BIN)/.bench-installed
 
 publish: $(BIN)/.bench-installed
 	@$(JOB_STEP) 3/4 publish
-	$(BIN)/jaxbench publish $$([ -f $(ASV_LOG) ] && echo --asv-log $(ASV_LOG))
+	$(BIN)/jaxbench publish $$([ -d $(ASV_LOGS) ] && echo --asv-log $(ASV_LOGS))
 
 regressions: $(BIN)/.bench-installed
 	@$(JOB_STEP) 4/4 regressions
-	$(BIN)/jaxbench regressions $$([ -f $(ASV_LOG) ] && echo --asv-log $(ASV_LOG))
+	$(BIN)/jaxbench regressions $$([ -d $(ASV_LOGS) ] && echo --asv-log $(ASV_LOGS))
 
 # asv's pages fetch their JSON over HTTP: opening index.html as a file does not work.
 preview: publish

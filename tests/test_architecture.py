@@ -1,6 +1,6 @@
 """The layout's contracts, checked on the source (no import is executed).
 
-* the analysing half (``analyse``, ``render``, ``store``), ``jaxbench init``'s
+* the jobs (``jobs``), the analysing half (``analyse``, ``render``, ``store``), ``jaxbench init``'s
   core (``scaffold``) and the lockstep coordinator side never import jax, jaxlib or
   the measuring half;
 * the core (every subpackage) never imports ``jaxbench.commands`` or ``jaxbench.cli``;
@@ -24,6 +24,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "jaxbench"
 
 NO_JAX = (
+    "jobs",
     "analyse",
     "render",
     "store",
@@ -78,7 +79,7 @@ def test_analysing_half_never_imports_jax(path: Path) -> None:
     "path",
     [
         f
-        for part in ("analyse", "render", "store", "scaffold", "measure", "lockstep")
+        for part in ("jobs", "analyse", "render", "store", "scaffold", "measure", "lockstep")
         for f in files_of(part)
     ],
     ids=lambda p: str(p.relative_to(PACKAGE)),

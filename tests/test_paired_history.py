@@ -9,8 +9,9 @@ the working tree's, as asv runs it for every commit) times ``toylib.work``.
 asv's own results for the six commits are written with asv's ``Results``
 class (flat values: the unpaired history shows nothing). ``jaxbench
 pair-history`` then times each commit beside the one before it, each side
-with its commit's ``src/`` from ``git archive`` in front of ``PYTHONPATH``:
-five pairs.
+with its commit built as asv builds it (asv.conf.json's ``build_command``:
+a wheel of the commit's checkout, with the test's own setuptools) in front
+of ``PYTHONPATH``: five pairs.
 """
 
 from __future__ import annotations
@@ -44,6 +45,18 @@ PLANTED = 4  # 1-based
 WORK = (
     "def work():\n    total = 0\n    for i in range({n}):\n        total += i\n    return total\n"
 )
+PYPROJECT = """\
+[build-system]
+requires = ["setuptools>=61"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "toylib"
+version = "0.1.0"
+
+[tool.setuptools.packages.find]
+where = ["src"]
+"""
 SUITE = """\
 import toylib
 
@@ -95,8 +108,12 @@ def _make(root: Path) -> tuple[str, ...]:
         "results_dir": "results",
         "html_dir": "html",
         "benchmark_dir": "benchmarks",
+        "build_command": [
+            "python -m pip wheel --no-deps --no-build-isolation -w {build_cache_dir} {build_dir}"
+        ],
     }
     (root / "asv.conf.json").write_text(json.dumps(conf, indent=2))
+    (root / "pyproject.toml").write_text(PYPROJECT)
     git(root, "init", "-q", "-b", "main")
     commits = []
     start = datetime.datetime(2024, 1, 1, tzinfo=datetime.UTC)
@@ -194,7 +211,7 @@ def _bad_copy(measured: Measured, tmp_path: Path) -> Path:
     ("damage", "message"),
     [
         ("corrupt", "not valid JSON (truncated?)"),
-        ("future", "paired-history format 2, newer than this jaxbench reads"),
+        ("future", "paired-history format 3, newer than this jaxbench reads"),
         ("unknown", "which has no asv results in"),
     ],
 )
@@ -209,7 +226,7 @@ def test_bad_paired_file_is_one_line_exit_2_and_nothing_lost(
     else:
         data = json.loads(text)
         if damage == "future":
-            data["jaxbench_paired_format"] = 2
+            data["jaxbench_paired_format"] = 3
         else:
             data["head_commit"] = "f" * 40
         text = json.dumps(data)

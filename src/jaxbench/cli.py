@@ -35,6 +35,7 @@ COMMANDS: dict[str, str] = {
     "publish": "publish",
     "machine": "machine",
     "pair-history": "pair_history",
+    "check-run": "check_run",
     "progress": "progress",
 }
 

@@ -52,8 +52,12 @@ from jaxbench.analyse.stats import (
 )
 from jaxbench.store.paired import PairedEstimate, PairedRun, check_commits
 
+#: PairGap.cause when a pair's untimed items have no cause written.
+NO_CAUSE = "no cause recorded"
+
 __all__ = [
     "ChainPoint",
+    "PairGap",
     "PairedEstimate",
     "PairedRun",
     "PairedSeries",
@@ -61,6 +65,7 @@ __all__ = [
     "estimate_pair",
     "flagged",
     "flagged_in_pair",
+    "gaps",
     "paired_series",
     "wants_second_look",
 ]
@@ -258,3 +263,32 @@ def paired_series(
     """The chained series of ``runs``, after refusing any pair that names an unknown commit."""
     check_commits(runs, set(commit_order), results_dir)
     return chain_series(runs, commit_order)
+
+
+@dataclass(frozen=True)
+class PairGap:
+    """A pair that did not time every item it set out to time."""
+
+    run: PairedRun
+    #: the pair's error, else the most frequent cause of its items not timed
+    cause: str
+
+
+def gaps(runs: Iterable[PairedRun]) -> list[PairGap]:
+    """The pairs with items not timed (asv's skips aside): those that timed nothing
+    first, then by how many items they missed, newest first."""
+    found = []
+    for run in runs:
+        faults = [u.cause for u in run.untimed if not u.skipped]
+        if run.error is None and not faults:
+            continue
+        cause = run.error or max(sorted(set(faults)), key=faults.count) or NO_CAUSE
+        found.append(PairGap(run, cause))
+    found.sort(
+        key=lambda g: (
+            not g.run.timed_nothing,
+            -(g.run.items - len(g.run.estimates)),
+            -g.run.date,
+        )
+    )
+    return found

@@ -48,9 +48,10 @@ def add_asv_log_argument(parser: argparse.ArgumentParser) -> None:
         type=Path,
         action="append",
         default=[],
-        metavar="FILE",
-        help="saved output of 'asv run --show-stderr' (repeatable): the last line of each "
-        "failing benchmark's error (asv's result files keep none)",
+        metavar="FILE|DIR",
+        help="saved output of 'asv run --show-stderr' (repeatable; a directory: its *.log "
+        "files, as make bench keeps them): the last line of each failing benchmark's error "
+        "(asv's result files keep none)",
     )
 
 
@@ -89,8 +90,8 @@ def add_side_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--base-python",
         help="Python with the base commit installed (default: asv's environment --env, "
-        "with the base commit put in front of the installed one; without asv.conf.json, "
-        "this Python)",
+        "with the base commit, built as asv builds it, put in front of the installed one; "
+        "without asv.conf.json, this Python)",
     )
     parser.add_argument(
         "--head-python", help="Python with the head commit installed (default: as --base-python)"
@@ -100,12 +101,6 @@ def add_side_arguments(parser: argparse.ArgumentParser) -> None:
         type=Path,
         default=Path("asv.conf.json"),
         help="asv configuration whose environments the sides run in (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--source-root",
-        default="src",
-        help="a commit's import root in the repository, used when asv kept no pure-Python "
-        "wheel for it (default: %(default)s; . for a flat layout)",
     )
     parser.add_argument(
         "--benchmarks",
@@ -130,6 +125,5 @@ def open_sides_of(args: argparse.Namespace) -> AbstractContextManager[Sides]:
         base_benchmarks=args.base_benchmarks or args.benchmarks,
         head_benchmarks=args.head_benchmarks or args.benchmarks,
         env_name=args.env,
-        source_root=args.source_root,
         default_python=sys.executable,
     )

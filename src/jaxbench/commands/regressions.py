@@ -315,4 +315,4 @@ def _paired(
     if not runs:
         return "", None
     series = paired_series(runs, table.commits(), results_dir)
-    return format_paired_text(series, len(runs)), paired_json(series, len(runs))
+    return format_paired_text(series, runs), paired_json(series, runs)

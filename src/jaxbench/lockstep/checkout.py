@@ -1,10 +1,9 @@
 """A commit's package put in front of an asv environment's installed one.
 
 asv keeps one installed commit per environment; side-by-side timing needs
-two at once. :func:`commit_site` makes a folder that imports a commit's
-package: the wheel asv built for that commit (the environment's build
-cache), unpacked when it is pure Python, else the commit's import root
-(``src/`` by default) from ``git archive``. :func:`asv_side` is a lockstep
+two at once. :func:`jaxbench.lockstep.builds.commit_site` makes a folder
+that imports a commit's package, built as asv builds it (once per commit,
+cached). :func:`asv_side` is a lockstep
 :class:`~jaxbench.lockstep.coordinator.Side` that runs the environment's own
 Python (so exactly the matrix's packages: jax and every other requirement)
 with that folder first on ``PYTHONPATH`` and the matrix's variables (e.g.
@@ -16,59 +15,21 @@ from __future__ import annotations
 
 import contextlib
 import re
-import shutil
-import subprocess
-import tarfile
-import tempfile
-import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from jaxbench.errors import UsageError
+from jaxbench.lockstep.builds import builds_of, commit_site
 from jaxbench.lockstep.coordinator import Side
 from jaxbench.store.asv_conf import forks_workers, read_asv_conf
 from jaxbench.store.asv_env import AsvEnv, built_env
 from jaxbench.store.git import resolve_commit
 
-__all__ = ["Sides", "asv_side", "commit_site", "open_sides", "resolve_side_commit"]
+__all__ = ["Sides", "asv_side", "open_sides", "resolve_side_commit"]
 
 #: A hash written out, for sides that name no commit of a repository here (results only).
 _HEX = re.compile(r"^[0-9a-f]{8,40}$")
-
-
-def commit_site(repo: Path, commit: str, cache: Path | None, source_root: str, into: Path) -> Path:
-    """A folder to put in front of ``PYTHONPATH`` that imports ``commit``'s package."""
-    target = into / commit[:12]
-    if target.is_dir():
-        return target
-    wheels = sorted((cache / commit).glob("*.whl")) if cache is not None else []
-    if len(wheels) == 1 and "-none-any" in wheels[0].name:  # pure Python: usable as is
-        with zipfile.ZipFile(wheels[0]) as wheel:
-            wheel.extractall(target)
-        return target
-    archive = subprocess.run(
-        ["git", "archive", "--format=tar", commit, source_root],
-        cwd=repo,
-        capture_output=True,
-        check=False,
-    )
-    if archive.returncode != 0:
-        raise UsageError(
-            f"commit {commit[:12]}: asv kept no pure-Python wheel for it and git archive of "
-            f"{source_root!r} failed; run 'asv run' for that commit, or give --source-root "
-            "(the import root, e.g. src, or . for a flat layout)"
-        )
-    tmp = into / f".{commit[:12]}"
-    tmp.mkdir(parents=True)
-    with tempfile.TemporaryFile() as handle:
-        handle.write(archive.stdout)
-        handle.seek(0)
-        with tarfile.open(fileobj=handle) as tar:
-            tar.extractall(tmp, filter="data")
-    (tmp / source_root).rename(target)
-    shutil.rmtree(tmp, ignore_errors=True)
-    return target
 
 
 def asv_side(
@@ -127,7 +88,6 @@ def open_sides(
     base_benchmarks: Path,
     head_benchmarks: Path,
     env_name: str | None,
-    source_root: str,
     default_python: str,
 ) -> Iterator[Sides]:
     """The two sides; each commit's package stays in a scratch folder until the end.
@@ -135,8 +95,9 @@ def open_sides(
     Without ``--base-python``/``--head-python`` and with an ``asv.conf.json``
     (``config``), both sides run the Python of asv's environment ``env_name``
     (or the only one built), each with its own commit put in front
-    (:func:`commit_site`): what ``asv run`` installed there, the matrix's
-    packages and variables included, with nothing installed again. With
+    (:func:`~jaxbench.lockstep.builds.commit_site`: the commit built as asv
+    builds it): the matrix's packages and variables as ``asv run`` has them,
+    with nothing installed into the environment. With
     neither Pythons nor a configuration, both run ``default_python``.
     """
     repo = config.resolve().parent if config.is_file() else Path.cwd()
@@ -166,7 +127,9 @@ def open_sides(
         )
         return
     env = built_env(config, env_name)
-    fork = forks_workers(read_asv_conf(config))
+    conf = read_asv_conf(config)
+    fork = forks_workers(conf)
+    builds = builds_of(config, conf)
     for option, commit, known in (
         ("--base-commit", base, base_known),
         ("--head-commit", head, head_known),
@@ -176,24 +139,10 @@ def open_sides(
                 f"{option} {commit}: not a commit of the repository {repo}; asv's "
                 "environment can run only commits of it (or give --base-python and --head-python)"
             )
-    with tempfile.TemporaryDirectory(prefix="jaxbench-sides-") as scratch:
-        into = Path(scratch)
-        yield Sides(
-            asv_side(
-                "base",
-                env,
-                commit_site(repo, base, env.cache, source_root, into),
-                base_benchmarks,
-                forkserver=fork,
-            ),
-            asv_side(
-                "head",
-                env,
-                commit_site(repo, head, env.cache, source_root, into),
-                head_benchmarks,
-                forkserver=fork,
-            ),
-            base,
-            head,
-            env.name,
-        )
+    yield Sides(
+        asv_side("base", env, commit_site(builds, base, env), base_benchmarks, forkserver=fork),
+        asv_side("head", env, commit_site(builds, head, env), head_benchmarks, forkserver=fork),
+        base,
+        head,
+        env.name,
+    )

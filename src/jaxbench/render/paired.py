@@ -16,17 +16,27 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 
-from jaxbench.analyse.paired_history import ChainPoint, PairedSeries, flagged
+from jaxbench.analyse.paired_history import ChainPoint, PairedSeries, flagged, gaps
 from jaxbench.render.units import format_ratio
+from jaxbench.store.paired import PairedRun
 
 __all__ = [
     "PAIRED_NAV_ID",
     "PAIRED_PAGE",
     "add_paired_nav",
     "format_paired_text",
+    "gap_rows",
+    "pair_history_summary",
+    "pair_line",
     "paired_json",
     "render_paired_page",
+    "untimed_lines",
 ]
+
+#: Pairs with items not timed shown in the listing (newest first); the JSON has all.
+GAP_ROWS = 5
+#: Names shown per cause in a pair's lines.
+NAMES_SHOWN = 3
 
 PAIRED_PAGE = "jaxbench/paired.html"
 PAIRED_NAV_ID = "nav-li-jaxbench-paired"
@@ -49,12 +59,108 @@ def _p(point: ChainPoint) -> str:
     return f"{point.holm_p:.2g}"
 
 
-def format_paired_text(series: Sequence[PairedSeries], n_pairs: int) -> str:
-    """The "paired history" section: flagged commits, worst first."""
+def _pair(run: PairedRun) -> str:
+    return f"{run.base_commit[:8]}..{run.head_commit[:8]}"
+
+
+def _timed(run: PairedRun) -> str:
+    """``timed nothing``, ``8 of 10 timed`` or ``10 timed``."""
+    if run.timed_nothing:
+        return "timed nothing"
+    done = len(run.estimates)
+    return f"{done} timed" if done == run.items else f"{done} of {run.items} timed"
+
+
+def pair_line(run: PairedRun, path: object, *, rounds: int, second_look: int) -> str:
+    """``jaxbench pair-history``'s line for one pair (it ends with the file written)."""
+    from jaxbench.analyse.paired_history import flagged_in_pair
+
+    head = f"jaxbench pair-history: {_pair(run)} [{run.env_name}]: "
+    if run.error is not None:
+        return f"{head}timed nothing: {run.error}; wrote {path}"
+    found = flagged_in_pair(run)
+    looks = f" (+{second_look} for {run.looked_again})" if run.first_look else ""
+    done = len(run.estimates)
+    timed = f"{done} item(s)" if done == run.items else f"{done} of {run.items} item(s)"
+    return (
+        f"{head}{timed} timed, {rounds} rounds x {run.per_round}{looks} "
+        f"in {run.took:.1f} s (timed calls {run.timed_seconds:.1f} s, both sides); "
+        f"{len(found)} regression(s) (Holm over the pair's {done} series); wrote {path}"
+    )
+
+
+def pair_history_summary(measured: Sequence[PairedRun], skipped: int) -> str:
+    """``jaxbench pair-history``'s last line: pairs measured, and those that timed nothing."""
+    text = f"jaxbench pair-history: {len(measured)} pair(s) measured"
+    if skipped:
+        text += f", {skipped} on file skipped"
+    nothing = [g for g in gaps(measured) if g.run.timed_nothing]
+    if not nothing:
+        return text
+    named = "; ".join(f"{_pair(g.run)} [{g.run.env_name}]: {g.cause}" for g in nothing[:2])
+    more = f"; and {len(nothing) - 2} more" if len(nothing) > 2 else ""
+    return f"{text}; {len(nothing)} timed nothing: {named}{more}"
+
+
+def untimed_lines(run: PairedRun) -> list[str]:
+    """The pair's items not timed, one line per cause: how many, the cause, a few names."""
+    by_cause: dict[tuple[bool, str], list[str]] = {}
+    for u in run.untimed:
+        name = u.benchmark + (f"({', '.join(u.params)})" if u.params else "")
+        by_cause.setdefault((u.skipped, u.cause), []).append(name)
+    lines = []
+    for (skipped, cause), names in sorted(by_cause.items(), key=lambda kv: (kv[0][0], -len(kv[1]))):
+        shown = ", ".join(names[:NAMES_SHOWN])
+        more = f" and {len(names) - NAMES_SHOWN} more" if len(names) > NAMES_SHOWN else ""
+        what = "skipped by asv" if skipped else "not timed"
+        lines.append(f"{len(names)} {what}: {cause} ({shown}{more})")
+    return lines
+
+
+def gap_rows(runs: Sequence[PairedRun], limit: int = GAP_ROWS) -> list[tuple[str, ...]]:
+    """Rows of the pairs that did not time every item, the worst and newest first:
+    (what was timed, commits, environment, the most common cause)."""
+    rows: list[tuple[str, ...]] = []
+    for gap in gaps(runs)[: limit or None]:
+        rows.append((_timed(gap.run), _pair(gap.run), gap.run.env_name, gap.cause))
+    return rows
+
+
+def _aligned(rows: Sequence[Sequence[str]], indent: str = "") -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return [
+        indent + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+        for r in rows
+    ]
+
+
+def format_paired_text(series: Sequence[PairedSeries], runs: Sequence[PairedRun]) -> str:
+    """The "paired history" section: pairs that did not time everything, flagged commits."""
     found = flagged(series)
-    head = f"Paired history ({n_pairs} commit pair(s) timed side by side, {len(series)} series):"
+    missing = gaps(runs)
+    nothing = sum(1 for g in missing if g.run.timed_nothing)
+    head = f"Paired history ({len(runs)} commit pair(s) timed side by side, {len(series)} series):"
+    if nothing == len(runs):
+        verdict = f"no pair timed anything ({nothing} of {len(runs)} timed nothing)"
+    elif not found:
+        verdict = "no commit flagged"
+    else:
+        noun = "commit" if len(found) == 1 else "commits"
+        verdict = f"{len(found)} {noun} flagged (each at the commit whose own pair says regression)"
+    text = f"{head} {verdict}"
+    if missing:
+        parts = [f"{nothing} pair(s) timed nothing"] if nothing else []
+        if len(missing) - nothing:
+            parts.append(f"{len(missing) - nothing} timed part of their items")
+        rows = gap_rows(runs)
+        text += f"; {', '.join(parts)}:\n" + "\n".join(_aligned(rows, "  "))
+        if len(missing) > len(rows):
+            text += (
+                f"\n  ... and {len(missing) - len(rows)} more pair(s) "
+                "(jaxbench regressions --format json lists them)"
+            )
     if not found:
-        return f"{head} no commit flagged.\n"
+        return text + ("." if not missing else "") + "\n"
     rows = [
         ("benchmark", "commit", "paired ratio", "interval", "p (Holm)", "rounds", "environment")
     ]
@@ -71,22 +177,16 @@ def format_paired_text(series: Sequence[PairedSeries], n_pairs: int) -> str:
                 s.env_name,
             )
         )
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
-    noun = "commit" if len(found) == 1 else "commits"
-    return (
-        f"{head} {len(found)} {noun} flagged (each at the commit whose own pair says regression):\n"
-        + "\n".join(lines)
-        + "\n"
-    )
+    return text + (":" if not missing else "\nFlagged:") + "\n" + "\n".join(_aligned(rows)) + "\n"
 
 
 def _finite(x: float | None) -> float | None:
     return x if x is not None and math.isfinite(x) else None
 
 
-def paired_json(series: Sequence[PairedSeries], n_pairs: int) -> dict[str, object]:
-    """The flagged commits as JSON data (``regressions --format json``'s ``paired_history``)."""
+def paired_json(series: Sequence[PairedSeries], runs: Sequence[PairedRun]) -> dict[str, object]:
+    """The flagged commits, and the pairs that did not time every item, as JSON data
+    (``regressions --format json``'s ``paired_history``)."""
     flagged_rows = []
     for s, point in flagged(series):
         assert point.step is not None
@@ -105,7 +205,30 @@ def paired_json(series: Sequence[PairedSeries], n_pairs: int) -> dict[str, objec
                 "rounds": point.step.rounds,
             }
         )
-    return {"pairs": n_pairs, "series": len(series), "flagged": flagged_rows}
+    not_timed = [
+        {
+            "base_commit": g.run.base_commit,
+            "head_commit": g.run.head_commit,
+            "machine": g.run.machine,
+            "env_name": g.run.env_name,
+            "items": g.run.items,
+            "timed": len(g.run.estimates),
+            "timed_nothing": g.run.timed_nothing,
+            "error": g.run.error,
+            "untimed": [
+                {"benchmark": u.benchmark, "params": list(u.params), "cause": u.cause,
+                 "skipped": u.skipped}
+                for u in g.run.untimed
+            ],
+        }
+        for g in gaps(runs)
+    ]  # fmt: skip
+    return {
+        "pairs": len(runs),
+        "series": len(series),
+        "flagged": flagged_rows,
+        "not_timed": not_timed,
+    }
 
 
 def _esc(text: object) -> str:
@@ -180,11 +303,13 @@ def render_paired_page(
     series: Sequence[PairedSeries],
     *,
     commit_order: Sequence[str],
-    n_pairs: int,
+    runs: Sequence[PairedRun],
     project: str = "project",
     hash_length: int = 8,
 ) -> str:
-    """``jaxbench/paired.html``: one graph per series, flagged series first."""
+    """``jaxbench/paired.html``: the pairs that did not time every item, then one graph
+    per series, flagged series first."""
+    n_pairs = len(runs)
     index = {c: i for i, c in enumerate(commit_order)}
     ordered = sorted(series, key=lambda s: (not s.flagged, s.env_name, s.name))
     found = flagged(series)
@@ -199,7 +324,26 @@ def render_paired_page(
         "<th>paired ratio</th><th>interval</th><th>p</th><th>environment</th></tr></thead>"
         f"<tbody>{rows}</tbody></table>"
         if found
+        else '<p class="none">No pair timed anything: no commit could be flagged.</p>'
+        if runs and all(r.timed_nothing for r in runs)
         else '<p class="none">No commit flagged.</p>'
+    )
+    missing = gaps(runs)
+    gap_html = "".join(
+        f'<tr class="{"nothing" if g.run.timed_nothing else "partial"}">'
+        f"<td>{_esc(_timed(g.run))}</td><td><code>{_esc(g.run.base_commit[:hash_length])}..."
+        f"{_esc(g.run.head_commit[:hash_length])}</code></td><td>{_esc(g.run.env_name)}</td>"
+        f"<td>{_esc(g.cause)}</td></tr>"
+        for g in missing
+    )
+    not_timed = (
+        f'<section id="not-timed"><h2>Not timed <span class="count">{len(missing)}</span></h2>'
+        "<p>These pairs could not time every item; a pair that timed nothing says nothing "
+        "about its commit.</p>"
+        '<table class="regressions"><thead><tr><th>timed</th><th>pair</th><th>environment</th>'
+        f"<th>cause</th></tr></thead><tbody>{gap_html}</tbody></table></section>\n"
+        if missing
+        else ""
     )
     graphs = "".join(
         f'<section class="paired-series" data-benchmark="{_esc(s.name)}" '
@@ -221,7 +365,8 @@ def render_paired_page(
         "first commit is 1.00, above is slower; the band is the interval. A red square is a "
         "commit whose own pair says regression (the gate and alpha of compare --paired). "
         "asv's graphs keep the unpaired values, for absolute numbers.</p>\n"
-        f'<section id="flagged"><h2>Flagged commits <span class="count">{len(found)}</span>'
+        + not_timed
+        + f'<section id="flagged"><h2>Flagged commits <span class="count">{len(found)}</span>'
         f"</h2>{table}</section>\n"
         f'<section id="series"><h2>Series</h2>{graphs}</section>\n</body>\n</html>\n'
     )

@@ -196,7 +196,7 @@ def _paired_page(
     return render_paired_page(
         paired_series(runs, commit_order, results),
         commit_order=commit_order,
-        n_pairs=len(runs),
+        runs=runs,
         project=str(conf.get("project", "project")),
         hash_length=hash_length if isinstance(hash_length, int) else 8,
     )

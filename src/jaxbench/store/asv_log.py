@@ -27,6 +27,7 @@ a name answers for the one benchmark of that run whose name ends so.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -35,7 +36,17 @@ from pathlib import Path
 from jaxbench.errors import UsageError
 from jaxbench.store.results import SeriesKey
 
-__all__ = ["MAX_ERROR_CHARS", "AsvLog", "error_line", "parse_asv_log", "read_asv_log"]
+__all__ = [
+    "MAX_ERROR_CHARS",
+    "AsvLog",
+    "SuiteFailure",
+    "error_line",
+    "log_files",
+    "parse_asv_log",
+    "read_asv_log",
+    "read_suite_failure",
+    "suite_failure",
+]
 
 #: An error line longer than this is cut (with "...").
 MAX_ERROR_CHARS = 240
@@ -178,8 +189,19 @@ def parse_asv_log(lines: Iterable[str], source: Path | None = None) -> AsvLog:
     return AsvLog(errors, (source,) if source is not None else ())
 
 
+def log_files(paths: Sequence[Path]) -> list[Path]:
+    """``paths`` with each directory replaced by its ``*.log`` files, oldest name first
+    (the main job keeps one ``asv-run-<UTC time>.log`` per run there)."""
+    found: list[Path] = []
+    for path in paths:
+        found.extend(sorted(path.glob("*.log")) if path.is_dir() else [path])
+    return found
+
+
 def read_asv_log(paths: Sequence[Path]) -> AsvLog:
-    """The errors of every log in ``paths`` (a later log wins for the same run)."""
+    """The errors of every log in ``paths`` (a directory: its ``*.log`` files; a later
+    log wins for the same run)."""
+    paths = log_files(paths)
     merged: dict[tuple[str, str, str], dict[str | None, str]] = {}
     for path in paths:
         try:
@@ -193,3 +215,80 @@ def read_asv_log(paths: Sequence[Path]) -> AsvLog:
         for ident, by_params in log.errors.items():
             merged.setdefault(ident, {}).update(by_params)
     return AsvLog(merged, tuple(paths))
+
+
+#: asv's line when ``asv run`` could not build the project or import the suite.
+_SUITE_FAILED = "Failed to build the project and import the benchmark suite."
+_DISCOVERING = "Discovering benchmarks"
+_BULLET = re.compile(r"^(?:\[\s*\d+(?:\.\d+)?%\] )?(·+) ?(.*)$")
+_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+)')
+_LIBRARY = re.compile(r"(site-packages|dist-packages|^<|/lib/python\d)")
+_DISCOVER_COMMAND = "benchmark.py discover"
+
+
+@dataclass(frozen=True)
+class SuiteFailure:
+    """Why ``asv run`` measured nothing: the project did not build, or the suite did
+    not import, when asv discovered the benchmarks."""
+
+    #: "build" or "import"
+    stage: str
+    #: one line: ``benchmarks/bad.py, line 3: SyntaxError: invalid syntax``
+    cause: str
+
+    def __str__(self) -> str:
+        what = "import the benchmark suite" if self.stage == "import" else "build the project"
+        return f"asv could not {what}: {self.cause}"
+
+
+def suite_failure(lines: Iterable[str], root: Path | None = None) -> SuiteFailure | None:
+    """Why ``asv run`` could not import the benchmark suite (or build the project to
+    discover it), from its output; None when it did.
+
+    The cause is one line: the file and line of the suite where a traceback
+    names one (paths under ``root`` relative to it), and the error line.
+    """
+    block: list[str] | None = None
+    failed: list[str] | None = None
+    for raw in lines:
+        line = _ANSI.sub("", raw.rstrip("\n").rstrip("\r"))
+        match = _BULLET.match(line)
+        if match is not None and len(match.group(1)) == 1:
+            block = [] if match.group(2).startswith(_DISCOVERING) else None
+            continue
+        if block is None:
+            continue
+        if match is not None and match.group(2).strip() == _SUITE_FAILED:
+            failed = block
+            continue
+        block.append(match.group(2) if match is not None else line)
+    if failed is None:
+        return None
+    stage = "import" if any(_DISCOVER_COMMAND in line for line in failed) else "build"
+    return SuiteFailure(stage, _failure_cause(failed, root))
+
+
+def _failure_cause(lines: Sequence[str], root: Path | None) -> str:
+    frames = [(m.group(1), m.group(2)) for line in lines if (m := _FRAME.match(line))]
+    own = [(path, number) for path, number in frames if not _LIBRARY.search(path)]
+    error = error_line([line for line in lines if not line.startswith("Last error:")])
+    if own:
+        path, number = own[-1]
+        shown = Path(path)
+        if root is not None:
+            with contextlib.suppress(ValueError):
+                shown = shown.resolve().relative_to(root.resolve())
+        return f"{shown}, line {number}: {error or 'failed'}"
+    return error or "asv printed no error text"
+
+
+def read_suite_failure(path: Path, root: Path | None = None) -> SuiteFailure | None:
+    """:func:`suite_failure` of the log at ``path`` (UsageError when it cannot be read)."""
+    try:
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            return suite_failure(handle, root)
+    except OSError as exc:
+        raise UsageError(
+            f"--asv-log {path}: cannot read it ({exc.strerror or exc}); pass the file "
+            "that holds the output of 'asv run --show-stderr'"
+        ) from None

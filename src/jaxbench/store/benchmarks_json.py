@@ -13,6 +13,7 @@ links without parameters, default round sizes).
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -46,6 +47,12 @@ class BenchmarkInfo:
     #: (0: asv decides; a (min, max, time) triple): the rounds cannot be split back.
     round_size: int | None
     has_repeat: bool
+    #: each parameter's values, as asv's reprs (``()`` for an unparametrised one)
+    params: tuple[tuple[str, ...], ...] = ()
+
+    def combinations(self) -> list[tuple[str, ...]]:
+        """Every parameter set, in asv's order (``[()]`` for an unparametrised one)."""
+        return [tuple(c) for c in itertools.product(*self.params)] if self.params else [()]
 
 
 @dataclass(frozen=True)
@@ -105,6 +112,12 @@ def _info(name: str, entry: object) -> BenchmarkInfo:
     repeat = data.get("repeat")
     fixed = isinstance(repeat, int) and not isinstance(repeat, bool) and repeat > 0
     kind = data.get("type")
+    params = data.get("params")
+    values = (
+        tuple(tuple(str(v) for v in p) if isinstance(p, list) else () for p in params)
+        if isinstance(params, list)
+        else ()
+    )
     return BenchmarkInfo(
         name=name,
         type=kind if isinstance(kind, str) else "",
@@ -112,6 +125,7 @@ def _info(name: str, entry: object) -> BenchmarkInfo:
         param_names=tuple(str(n) for n in names) if isinstance(names, list) else (),
         round_size=repeat if fixed else None,
         has_repeat="repeat" in data,
+        params=values,
     )
 
 

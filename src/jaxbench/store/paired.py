@@ -7,14 +7,23 @@ Layout (``<results_dir>`` is asv.conf.json's ``results_dir``)::
 The files hold JSON, named ``.paired`` so that asv's results reader (which
 loads every ``*.json`` under the results directory) and jaxbench's leave
 them alone; ``asv publish`` only rebuilds ``html_dir``, so they survive it.
-Format 1::
+Format 2 (format 1, read as well, is format 2 with neither ``untimed`` nor ``error``)::
 
-    {"jaxbench_paired_format": 1, "machine": ..., "env_name": ...,
+    {"jaxbench_paired_format": 2, "machine": ..., "env_name": ...,
      "base_commit": FULL, "head_commit": FULL, "per_round": N, "factor": F,
      "alpha": A, "date": MS, "fingerprint": "12hex" or null,
      "first_look": ROUNDS or null (absent in older files),
      "estimates": [{"benchmark", "params": [repr, ...], "ratio", "low", "high",
-                    "p_value", "rounds", "samples", "verdict", "reason"}, ...]}
+                    "p_value", "rounds", "samples", "verdict", "reason"}, ...],
+     "untimed": [{"benchmark", "params": [repr, ...], "cause", "skipped": bool}, ...],
+     "error": "why the pair timed nothing" or null,
+     "took": SECONDS, "timed_seconds": SECONDS, "looked_again": ITEMS}
+
+``untimed`` names each benchmark and parameter set the pair could not time,
+with its cause (an exception on a side, a skip, samples short of whole
+rounds); ``error`` is set when the pair could not time anything at all (a
+commit that does not build, a suite that does not import), and then no item
+was listed.
 
 ``first_look`` is set when the pair was measured in two looks (the first of
 that many rounds; ``rounds`` of an estimate that had a second look is larger):
@@ -40,6 +49,7 @@ __all__ = [
     "PAIRED_FORMAT",
     "PairedEstimate",
     "PairedRun",
+    "Untimed",
     "check_commits",
     "load_paired",
     "paired_path",
@@ -47,7 +57,7 @@ __all__ = [
     "write_paired",
 ]
 
-PAIRED_FORMAT = 1
+PAIRED_FORMAT = 2
 SUFFIX = ".paired"
 
 
@@ -72,6 +82,17 @@ class PairedEstimate:
 
 
 @dataclass(frozen=True)
+class Untimed:
+    """One benchmark and parameter set that a pair could not time, and why."""
+
+    benchmark: str
+    params: tuple[str, ...]
+    cause: str
+    #: asv would skip it there (e.g. too few devices): not a fault of the run
+    skipped: bool = False
+
+
+@dataclass(frozen=True)
 class PairedRun:
     """One commit timed beside the previous measured one, every time benchmark."""
 
@@ -87,6 +108,33 @@ class PairedRun:
     fingerprint: str | None = None
     #: rounds of the first look when measured in two looks; None: one look
     first_look: int | None = None
+    #: the items that could not be timed, with their causes
+    untimed: tuple[Untimed, ...] = ()
+    #: why the pair timed nothing at all (no item listed), or None
+    error: str | None = None
+    #: seconds the pair took, and of them inside the timed calls (both sides)
+    took: float = 0.0
+    timed_seconds: float = 0.0
+    #: items given a second look
+    looked_again: int = 0
+
+    @property
+    def items(self) -> int:
+        """Items the pair set out to time (estimated or not)."""
+        return len(self.estimates) + len(self.untimed)
+
+    @property
+    def timed_nothing(self) -> bool:
+        """No estimate, for a cause other than asv skipping every item."""
+        if self.estimates:
+            return False
+        return self.error is not None or any(not u.skipped for u in self.untimed)
+
+    def names(self) -> set[tuple[str, tuple[str, ...]]]:
+        """The (benchmark, params) the pair holds, estimated or untimed."""
+        return {(e.benchmark, e.params) for e in self.estimates} | {
+            (u.benchmark, u.params) for u in self.untimed
+        }
 
 
 def paired_path(results_dir: Path, machine: str, base: str, head: str, env_name: str) -> Path:
@@ -125,6 +173,19 @@ def to_json(run: PairedRun) -> str:
             }
             for e in run.estimates
         ],
+        "untimed": [
+            {
+                "benchmark": u.benchmark,
+                "params": list(u.params),
+                "cause": u.cause,
+                "skipped": u.skipped,
+            }
+            for u in run.untimed
+        ],
+        "error": run.error,
+        "took": round(run.took, 3),
+        "timed_seconds": round(run.timed_seconds, 3),
+        "looked_again": run.looked_again,
     }
     return json.dumps(document, indent=1, allow_nan=False) + "\n"
 
@@ -170,7 +231,7 @@ def read_paired(path: Path) -> PairedRun:
             f"{path}: paired-history format {version}, newer than this jaxbench reads "
             f"({PAIRED_FORMAT}); upgrade jaxbench"
         )
-    if version != PAIRED_FORMAT:
+    if version not in (1, PAIRED_FORMAT):
         raise ResultsError(f"{path}: not a paired-history file (format {version!r}); {_fix(path)}")
     estimates = []
     for raw in _get(data, "estimates", list, path):
@@ -192,6 +253,19 @@ def read_paired(path: Path) -> PairedRun:
                 reason=str(raw.get("reason", "")),
             )
         )
+    untimed = []
+    for raw in _get({"untimed": data.get("untimed", [])}, "untimed", list, path):
+        if not isinstance(raw, dict):
+            raise ResultsError(f"{path}: an untimed item is not an object; {_fix(path)}")
+        untimed.append(
+            Untimed(
+                benchmark=_get(raw, "benchmark", str, path),
+                params=tuple(str(p) for p in _get(raw, "params", list, path)),
+                cause=str(raw.get("cause", "")),
+                skipped=raw.get("skipped") is True,
+            )
+        )
+    error = data.get("error")
     fingerprint = data.get("fingerprint")
     first_look = data.get("first_look")
     if first_look is not None and (
@@ -210,6 +284,11 @@ def read_paired(path: Path) -> PairedRun:
         estimates=tuple(estimates),
         fingerprint=fingerprint if isinstance(fingerprint, str) else None,
         first_look=first_look,
+        untimed=tuple(untimed),
+        error=error if isinstance(error, str) else None,
+        took=float(_opt_float(data, "took", path) or 0.0),
+        timed_seconds=float(_opt_float(data, "timed_seconds", path) or 0.0),
+        looked_again=int(_opt_float(data, "looked_again", path) or 0),
     )
 
 
