@@ -35,7 +35,7 @@ JOB := measure
 
 export JAXBENCH_MACHINE := $(MACHINE)
 
-.PHONY: all setup bench measure paired publish regressions preview docs docs-serve test test-fast lint typecheck unit clean
+.PHONY: all setup bench measure paired publish regressions preview docs docs-serve test test-fast test-shapes lint typecheck unit clean
 
 all: test
 
@@ -129,7 +129,13 @@ test: setup lint typecheck unit
 
 # The development loop: the unit tests without the end-to-end, browser and slow ones.
 test-fast: $(BIN)/.installed
-	$(BIN)/python -m pytest -q $(PYTEST_PARALLEL) -m "not e2e and not browser and not slow"
+	$(BIN)/python -m pytest -q $(PYTEST_PARALLEL) -m "not e2e and not browser and not slow and not shapes"
+
+# The corpus of project shapes (tests/test_shapes.py): each shape adopts jaxbench end
+# to end (init, bench-check, make bench, an A/A review, a failing benchmark).
+# Its own tier, minutes a shape: .ci/run runs it after make test.
+test-shapes: setup
+	$(BIN)/python -m pytest -q -n $(or $(filter-out 0,$(TEST_WORKERS)),1) --dist load -m shapes
 
 lint: setup
 	$(BIN)/ruff check src tests benchmarks bench
@@ -139,7 +145,7 @@ typecheck: $(BIN)/.installed
 	$(BIN)/mypy
 
 unit: setup
-	$(BIN)/python -m pytest -q $(PYTEST_PARALLEL)
+	$(BIN)/python -m pytest -q $(PYTEST_PARALLEL) -m "not shapes"
 
 clean:
 	rm -rf html .asv build dist
