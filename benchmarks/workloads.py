@@ -4,7 +4,7 @@ Each ``jax_suite`` call makes two classes: the timed one (``time_warm``,
 ``peakmem_call``) and its figures (first call and its stages, accuracy,
 XLA's cost and memory analysis, workload memory). Real programs written
 with the general contract are in ``programs.py``; to benchmark your own
-code, see the README's "Benchmark your own code".
+code, see the guide's docs/write-benchmarks.md.
 """
 
 from jaxbench.measure.asvsuite import jax_suite

@@ -11,6 +11,11 @@ depends on numpy and jax) and commits three times:
 
 :func:`make_flat_package` writes ``flatjax`` (flat layout, hatchling) with one
 commit. :data:`LAYER_SUITE` is the suite the README tells users to add.
+
+:data:`SHAPES` are the common shapes of a JAX project's repository (build
+backend, layout, version scheme, benchmark set-ups it has already), each the
+files of a tiny package; :func:`make_shape` commits one, for ``jaxbench
+init``'s detection (tests/test_init.py).
 """
 
 from __future__ import annotations
@@ -20,7 +25,15 @@ from pathlib import Path
 
 from e2e_repo import git
 
-__all__ = ["LAYER_SUITE", "Repo", "make_flat_package", "make_src_package"]
+__all__ = [
+    "LAYER_SUITE",
+    "SHAPES",
+    "Repo",
+    "Shape",
+    "make_flat_package",
+    "make_shape",
+    "make_src_package",
+]
 
 LAYER = "def layer(x, w):\n    return jnp.tanh(x @ w)\n"
 LAYER_MORE_WORK = (
@@ -132,4 +145,233 @@ def make_flat_package(root: Path) -> Repo:
     git(root, "init", "-q", "-b", "trunk")
     commits: list[str] = []
     _commit(root, commits, "flatjax")
+    return Repo(root, tuple(commits))
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A project's files, and what init must find in them."""
+
+    files: dict[str, str]
+    #: (distribution name, import package, layout, build backend)
+    found: tuple[str, str, str, str]
+
+
+_DOUBLE = "import jax.numpy as jnp\n\n\ndef double(x):\n    return 2 * jnp.asarray(x)\n"
+_TESTS = {"tests/__init__.py": "", "tests/test_double.py": "def test_nothing():\n    pass\n"}
+_SETUPTOOLS = """\
+[build-system]
+requires = ["setuptools>=61"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "srcjax"
+version = "1.2.0"
+dependencies = ["jax"]
+"""
+_PYTEST_BENCHMARK_FLOW = """\
+name: benchmark
+on: [push]
+jobs:
+  bench:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - run: pip install pytest-benchmark && pytest tests --benchmark-only --benchmark-json out.json
+      - uses: benchmark-action/github-action-benchmark@v1
+"""
+_CODSPEED_FLOW = """\
+name: codspeed
+on: [push]
+jobs:
+  benchmarks:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - uses: CodSpeedHQ/action@v3
+        with:
+          run: pytest tests/ --codspeed
+"""
+_ASV_SUITE = """\
+from srcjax import double
+
+
+class Double:
+    def time_double(self):
+        double(3.0)
+"""
+
+SHAPES: dict[str, Shape] = {
+    # src layout, setuptools, a static version
+    "src-setuptools": Shape(
+        {"pyproject.toml": _SETUPTOOLS, "src/srcjax/__init__.py": _DOUBLE, **_TESTS},
+        ("srcjax", "srcjax", "src", "setuptools.build_meta"),
+    ),
+    # flat layout, setuptools_scm (a clone without tags), a package named otherwise
+    # than the distribution, tests/ and docs/ packages beside it
+    "flat-setuptools-scm": Shape(
+        {
+            "pyproject.toml": """\
+[build-system]
+requires = ["setuptools>=64", "setuptools_scm>=8"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "flat-scm-sampler"
+dynamic = ["version"]
+dependencies = ["jax", "numpy"]
+
+[tool.setuptools]
+packages = ["scmsampler"]
+
+[tool.setuptools_scm]
+version_file = "scmsampler/_version.py"
+""",
+            "scmsampler/__init__.py": "from scmsampler._version import version\n" + _DOUBLE,
+            "docs/__init__.py": "",
+            ".gitignore": "scmsampler/_version.py\n",
+            **_TESTS,
+        },
+        ("flat-scm-sampler", "scmsampler", "flat", "setuptools.build_meta"),
+    ),
+    # hatchling and hatch-vcs, the wheel's package named in hatch's settings
+    "hatch-vcs": Shape(
+        {
+            "pyproject.toml": """\
+[build-system]
+requires = ["hatchling", "hatch-vcs"]
+build-backend = "hatchling.build"
+
+[project]
+name = "hatch-vcs-demo"
+dynamic = ["version"]
+dependencies = ["jax"]
+
+[tool.hatch.version]
+source = "vcs"
+
+[tool.hatch.build.hooks.vcs]
+version-file = "src/hvdemo/_version.py"
+
+[tool.hatch.build.targets.wheel]
+packages = ["src/hvdemo"]
+""",
+            "src/hvdemo/__init__.py": _DOUBLE,
+            **_TESTS,
+        },
+        ("hatch-vcs-demo", "hvdemo", "src", "hatchling.build"),
+    ),
+    # flit_core: version and description read from the module, flit's module name
+    "flit-dynamic-version": Shape(
+        {
+            "pyproject.toml": """\
+[build-system]
+requires = ["flit_core>=3.4"]
+build-backend = "flit_core.buildapi"
+
+[project]
+name = "flit-demo"
+dynamic = ["version", "description"]
+dependencies = ["jax"]
+
+[tool.flit.module]
+name = "flitmod"
+""",
+            "flitmod/__init__.py": '"""A tiny JAX package."""\n\n__version__ = "0.3.0"\n' + _DOUBLE,
+            **_TESTS,
+        },
+        ("flit-demo", "flitmod", "flat", "flit_core.buildapi"),
+    ),
+    # pdm-backend and its package-dir
+    "pdm-backend": Shape(
+        {
+            "pyproject.toml": """\
+[build-system]
+requires = ["pdm-backend"]
+build-backend = "pdm.backend"
+
+[project]
+name = "pdm-demo"
+version = "0.1.0"
+dependencies = ["jax"]
+
+[tool.pdm.build]
+package-dir = "src"
+""",
+            "src/pdm_demo/__init__.py": _DOUBLE,
+            **_TESTS,
+        },
+        ("pdm-demo", "pdm_demo", "src", "pdm.backend"),
+    ),
+    # poetry-core: [tool.poetry] only, its package from src/, a dev group
+    "poetry-core": Shape(
+        {
+            "pyproject.toml": """\
+[tool.poetry]
+name = "poetry-demo"
+version = "0.1.0"
+description = ""
+authors = []
+packages = [{ include = "poetrylib", from = "src" }]
+
+[tool.poetry.dependencies]
+python = ">=3.10"
+jax = ">=0.4"
+
+[tool.poetry.group.dev.dependencies]
+pytest = "^8"
+
+[build-system]
+requires = ["poetry-core>=1.0"]
+build-backend = "poetry.core.masonry.api"
+""",
+            "src/poetrylib/__init__.py": _DOUBLE,
+            **_TESTS,
+        },
+        ("poetry-demo", "poetrylib", "src", "poetry.core.masonry.api"),
+    ),
+    # benchmark workflows of its own (pytest-benchmark, CodSpeed) and their traces
+    "benchmark-workflows": Shape(
+        {
+            "pyproject.toml": _SETUPTOOLS
+            + """
+[project.optional-dependencies]
+test = ["pytest", "pytest-benchmark"]
+
+[tool.pytest.ini_options]
+addopts = "--benchmark-skip"
+""",
+            "src/srcjax/__init__.py": _DOUBLE,
+            ".github/workflows/benchmark.yml": _PYTEST_BENCHMARK_FLOW,
+            ".github/workflows/codspeed.yml": _CODSPEED_FLOW,
+            ".github/workflows/tests.yml": "name: tests\non: [push]\njobs: {}\n",
+            ".benchmarks/Linux-CPython-3.11-64bit/0001_base.json": "{}\n",
+            **_TESTS,
+        },
+        ("srcjax", "srcjax", "src", "setuptools.build_meta"),
+    ),
+    # an asv set-up of its own at the top: asv.conf.json, benchmarks/ with a suite
+    "asv-conf": Shape(
+        {
+            "pyproject.toml": _SETUPTOOLS,
+            "src/srcjax/__init__.py": _DOUBLE,
+            "asv.conf.json": '{"version": 1, "project": "srcjax", "repo": ".", '
+            '"environment_type": "virtualenv", "benchmark_dir": "benchmarks"}\n',
+            "benchmarks/__init__.py": '"""asv suites of srcjax."""\n',
+            "benchmarks/bench_double.py": _ASV_SUITE,
+        },
+        ("srcjax", "srcjax", "src", "setuptools.build_meta"),
+    ),
+}
+
+
+def make_shape(root: Path, shape: str) -> Repo:
+    """A git repository holding :data:`SHAPES` ``[shape]``'s files, one commit, no tag."""
+    for relative, text in SHAPES[shape].files.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    git(root, "init", "-q", "-b", "main")
+    commits: list[str] = []
+    _commit(root, commits, shape)
     return Repo(root, tuple(commits))

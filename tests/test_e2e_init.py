@@ -181,7 +181,8 @@ def test_init_said_what_it_wrote(adopted: Adopted) -> None:
     assert "wrote asv.conf.json" in out
     assert "wrote benchmarks/starter.py" in out
     assert "make bench-check" in out
-    assert f"{MATRIX_ONLY} {MATRIX_ONLY_VERSION}: bench extra" in out
+    installed = "installed where jaxbench init ran"
+    assert f"{MATRIX_ONLY} {MATRIX_ONLY_VERSION} ({installed}): bench extra" in out
     # importing tinyjax starts no jax backend: every benchmark below was forked
     assert "asv launch method: forkserver (importing tinyjax and benchmarks/" in out
     assert '"launch_method": "forkserver"' in (adopted.root / "asv.conf.json").read_text("utf-8")

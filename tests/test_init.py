@@ -8,6 +8,7 @@ asv runs over the written configuration are in ``tests/test_e2e_init.py``.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 import os
@@ -21,7 +22,7 @@ from typing import Any
 import pytest
 
 from conftest import other_suites_set_aside
-from init_repo import make_flat_package, make_src_package
+from init_repo import SHAPES, make_flat_package, make_shape, make_src_package
 from jaxbench.cli import main
 from jaxbench.scaffold import sources
 from jaxbench.scaffold.plan import Settings, render
@@ -61,6 +62,19 @@ def snapshot(root: Path) -> dict[str, bytes]:
         for p in sorted(root.rglob("*"))
         if p.is_file() and ".git" not in p.relative_to(root).parts
     }
+
+
+def settings_for(root: Path, **changes: Any) -> Settings:
+    """What init would render for the project at ``root``, without asking pip or jax."""
+    settings = Settings(
+        project=inspect_project(root),
+        python="3.11",
+        jax_versions=(JAX,),
+        jaxbench=sources.Requirement("jaxbench==0.1.0", "test", True),
+        asv="asv==0.6.6",
+        asv_runner="asv_runner==0.3.2",
+    )
+    return dataclasses.replace(settings, **changes)
 
 
 @pytest.fixture
@@ -174,16 +188,7 @@ def test_the_default_matrix_is_the_installed_jax_and_the_newest_served(
 @pytest.fixture
 def starter_dir(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """The starter rendered into a benchmark directory of its own (no pip, no asv)."""
-    plan = render(
-        Settings(
-            project=inspect_project(repo),
-            python="3.11",
-            jax_versions=(JAX,),
-            jaxbench=sources.Requirement("jaxbench==0.1.0", "test", True),
-            asv="asv==0.6.6",
-            asv_runner="asv_runner==0.3.2",
-        )
-    )
+    plan = render(settings_for(repo))
     root = tmp_path / "starter_bench"  # asv_runner imports it as starter_bench.starter
     root.mkdir()
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -356,6 +361,164 @@ def test_a_poetry_project_is_found(tmp_path: Path) -> None:
     assert project.depends_on_jax
 
 
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_each_project_shape_is_found(shape: str, tmp_path: Path) -> None:
+    """Name, import package, layout and backend of each common shape, from its real
+    pyproject.toml in a git repository of one commit and no tag."""
+    root = make_shape(tmp_path / shape, shape).root
+    project = inspect_project(root)
+    assert (project.name, project.import_name, project.layout, project.backend) == (
+        SHAPES[shape].found
+    )
+    assert project.depends_on_jax
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_init_sets_up_each_project_shape(
+    shape: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """init writes its files in each shape (a root asv.conf.json of the project's own
+    with --force, after it is named), the starter names the right package, and
+    make parses the written Makefile."""
+    root = make_shape(tmp_path / shape, shape).root
+    status, out, err = init(str(root), "--jax", JAX, capsys=capsys)
+    if shape == "asv-conf":
+        assert_one_line_error(status, out, err, "asv.conf.json", "an asv set-up of your own")
+        status, out, err = init(str(root), "--jax", JAX, "--force", capsys=capsys)
+    assert status == 0, err
+    name, import_name, layout, backend = SHAPES[shape].found
+    assert out.startswith(f"jaxbench init: {name} ({layout} layout, {backend}) at {root}\n")
+    for path in WRITTEN:
+        assert (root / path).is_file(), path
+    starter = (root / "benchmarks" / "starter.py").read_text(encoding="utf-8")
+    assert f"from {import_name} import my_function" in starter
+    assert read_asv_conf(root / "asv.conf.json")["project"] == name
+    done = make(root, "bench-check")
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_python_the_project_does_not_accept_is_refused(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pyproject = repo / "pyproject.toml"
+    text = pyproject.read_text(encoding="utf-8")
+    pyproject.write_text(text.replace('">=3.10"', '">=3.99"'), encoding="utf-8")
+    before = snapshot(repo)
+    status, out, err = init(str(repo), "--jax", JAX, capsys=capsys)
+    assert_one_line_error(status, out, err, "tinyjax requires Python >=3.99", "pass --python")
+    assert snapshot(repo) == before
+
+
+# --- what the repository has already: named, left alone -----------------------------
+
+
+def test_existing_benchmark_set_ups_are_named_one_line_each_and_left_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = make_shape(tmp_path / "p", "benchmark-workflows").root
+    (root / "asv_bench").mkdir()
+    (root / "asv_bench" / "asv.conf.json").write_text('{"version": 1}\n', encoding="utf-8")
+    (root / "benchmarks").mkdir()
+    (root / "benchmarks" / "test_speed.py").write_text(
+        "import pytest\n\n\ndef test_sum(benchmark):\n    benchmark(sum, [1, 2])\n"
+    )
+    (root / "benchmarks" / "suite.py").write_text("def time_sum():\n    sum([1, 2])\n")
+    before = snapshot(root)
+    status, out, err = init(str(root), "--jax", JAX, capsys=capsys)
+    assert status == 0, err
+    found = sorted(line.strip() for line in out.splitlines() if line.startswith("  found "))
+    assert [line.split(": left alone; ")[0] for line in found] == [
+        "found .benchmarks/ (pytest-benchmark's saved runs)",
+        "found .github/workflows/benchmark.yml (a workflow running pytest-benchmark)",
+        "found .github/workflows/codspeed.yml (a workflow running CodSpeed)",
+        "found asv_bench/asv.conf.json (an asv set-up of its own)",
+        "found benchmarks/ (1 asv suite file(s) of yours: suite.py)",
+        "found benchmarks/ (1 pytest file(s): test_speed.py)",
+        "found pyproject.toml (pytest options of pytest-benchmark)",
+        "found the test extra (lists pytest-benchmark)",
+    ]
+    assert all(": left alone; " in line for line in found)
+    after = snapshot(root)
+    assert {path: after[path] for path in before} == before  # nothing of theirs changed
+    # the pytest file imports pytest, which the test extra lists: the matrix has it
+    matrix = read_asv_conf(root / "asv.conf.json")["matrix"]
+    assert isinstance(matrix, dict)
+    assert "pytest" in matrix["req"]
+
+
+def test_a_benchmarks_package_of_the_project_s_own_is_kept(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (repo / "benchmarks").mkdir()
+    (repo / "benchmarks" / "__init__.py").write_text('"""Our suites."""\n', encoding="utf-8")
+    status, out, err = init(str(repo), "--jax", JAX, capsys=capsys)
+    assert status == 0, err
+    assert "kept benchmarks/__init__.py (already there)" in out
+    assert (repo / "benchmarks" / "__init__.py").read_text(
+        encoding="utf-8"
+    ) == '"""Our suites."""\n'
+
+
+# --- .gitignore -------------------------------------------------------------------------
+
+
+def test_gitignore_gets_what_must_not_be_committed_once(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The fixture's .gitignore has /.asv/ and /html/: init appends the scan cache
+    only, says so, and a second run adds nothing; git then leaves the cache out of
+    results/ and keeps the results."""
+    from e2e_repo import git
+    from jaxbench.store.series_table import CACHE_NAME
+
+    before = (repo / ".gitignore").read_text(encoding="utf-8")
+    status, out, err = init(str(repo), "--jax", JAX, capsys=capsys)
+    assert status == 0, err
+    assert f"added to .gitignore: /results/{CACHE_NAME} (jaxbench's scan cache)" in out
+    text = (repo / ".gitignore").read_text(encoding="utf-8")
+    assert text.startswith(before)
+    assert text.count(f"/results/{CACHE_NAME}\n") == 1
+    assert text.count("/.asv/") == 1
+    status, out, _ = init(str(repo), "--jax", JAX, capsys=capsys)
+    assert "nothing to do" in out
+    assert (repo / ".gitignore").read_text(encoding="utf-8") == text
+    (repo / "results" / "m").mkdir(parents=True)
+    (repo / "results" / CACHE_NAME).write_bytes(b"cache")
+    (repo / "results" / "m" / "abc-env.json").write_text("{}", encoding="utf-8")
+    (repo / ".asv" / "env").mkdir(parents=True)
+    (repo / "html").mkdir()
+    (repo / "html" / "index.html").write_text("", encoding="utf-8")
+    status_lines = git(repo, "status", "--porcelain", "--untracked-files=all").splitlines()
+    untracked = {line[3:] for line in status_lines}
+    assert "results/m/abc-env.json" in untracked
+    assert not any(p.startswith(("results/.jaxbench", ".asv/", "html/")) for p in untracked)
+
+
+def test_gitignore_is_created_with_every_line_when_there_is_none(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    flat = make_flat_package(tmp_path / "flatjax").root
+    status, out, err = init(str(flat), "--jax", JAX, "--dry-run", capsys=capsys)
+    assert status == 0, err
+    assert "--- would add to .gitignore: /.asv/ (asv's environments and logs), /html/" in out
+    assert not (flat / ".gitignore").exists()
+    status, out, err = init(str(flat), "--jax", JAX, capsys=capsys)
+    assert status == 0, err
+    lines = (flat / ".gitignore").read_text(encoding="utf-8").splitlines()
+    assert lines[1:] == ["/.asv/", "/html/", "/results/.jaxbench-scan-cache.npz"]
+    assert lines[0].startswith("# ")
+
+
+def test_gitignore_without_a_final_newline_is_appended_on_a_line_of_its_own() -> None:
+    from jaxbench.scaffold.gitignore import IGNORED, with_ignores
+
+    text = with_ignores("*.pyc", IGNORED[:1])
+    assert text.splitlines()[0] == "*.pyc"
+    assert text.endswith("\n/.asv/\n")
+    assert with_ignores(text, IGNORED[:1]) == text  # never twice
+
+
 # --- never overwrite, dry run, idempotent ----------------------------------------------
 
 
@@ -397,25 +560,131 @@ def test_existing_files_are_named_and_nothing_is_written(
     assert snapshot(repo) == before
 
 
-def test_an_existing_makefile_gets_the_lines_printed_not_edited(
+def _printed_include(out: str, makefile: str = "Makefile") -> str:
+    """The lines init asks to paste, exactly as printed (between the blank lines)."""
+    head = f"add this line at the end of {makefile}:\n\n"
+    assert head in out, out
+    return out.split(head, 1)[1].split("\n\n", 1)[0]
+
+
+def make(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``make -n ARGS`` in ``repo``, as a user runs it (not as a sub-make of ``make test``)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+    return subprocess.run(
+        ["make", "-n", *args], cwd=repo, env=env, capture_output=True, text=True, check=False
+    )
+
+
+def test_an_existing_makefile_gets_one_include_line_that_pastes(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (repo / "Makefile").write_text("test:\n\tpytest\n", encoding="utf-8")
+    """init writes the targets to benchmarks.mk and prints one unindented line; pasted
+    as printed into the project's real Makefile, make parses it and runs both the
+    project's targets and jaxbench's."""
+    (repo / "Makefile").write_text("test:\n\tpytest -q\n", encoding="utf-8")
     status, out, err = init(str(repo), "--jax", JAX, capsys=capsys)
     assert status == 0, err
-    assert (repo / "Makefile").read_text(encoding="utf-8") == "test:\n\tpytest\n"
-    assert "Makefile exists: add these lines to it" in out
-    assert "    bench-check:" in out
+    assert (repo / "Makefile").read_text(encoding="utf-8") == "test:\n\tpytest -q\n"
+    assert "wrote benchmarks.mk" in out
     assert "wrote Makefile" not in out
-    # once the lines are in, a second run has nothing to do
-    block = out.split("add these lines to it (jaxbench init never edits it):\n\n", 1)[1]
-    lines = block.split("\n\n", 1)[0] if "\n\nnote:" not in block else block.split("\n\nnote:")[0]
-    added = "\n".join(line[4:] for line in lines.splitlines())
+    pasted = _printed_include(out)
+    assert pasted == "include benchmarks.mk"
     with (repo / "Makefile").open("a", encoding="utf-8") as makefile:
-        makefile.write("\n" + added + "\n")
+        makefile.write(pasted + "\n")
+    done = make(repo, "bench-check")
+    assert done.returncode == 0, done.stderr
+    assert "jaxbench machine --machine" in done.stdout
+    assert "asv run --quick --dry-run" in done.stdout
+    assert "missing separator" not in done.stderr
+    done = make(repo)  # the project's own first target stays the default
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "pytest -q"
+    # once the line is in, a second run has nothing to do
     status, out, _ = init(str(repo), "--jax", JAX, capsys=capsys)
     assert status == 0
     assert "nothing to do" in out
+
+
+def test_a_target_both_makefiles_define_is_named(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (repo / "GNUmakefile").write_text("bench:\n\tpytest benchmarks\n", encoding="utf-8")
+    status, out, err = init(str(repo), "--jax", JAX, capsys=capsys)
+    assert status == 0, err
+    assert _printed_include(out, "GNUmakefile") == "include benchmarks.mk"
+    assert "GNUmakefile already has target(s) bench, which benchmarks.mk defines too" in out
+
+
+# --- links ------------------------------------------------------------------------------
+
+_URL = re.compile(r"https?://[^\s)<>\]\"'`]+")
+#: Links of the written files that are not jaxbench's documentation.
+OTHER_LINKS = {"https://asv.readthedocs.io", "http://127.0.0.1:8080"}
+
+
+def _anchors(markdown: str) -> set[str]:
+    """The anchors of a page's headings, as the guide (mkdocs.yml's slugify) and
+    GitHub make them; headings in code blocks do not count."""
+    from pymdownx.slugs import slugify  # type: ignore[import-untyped]
+
+    slug = slugify(case="lower")
+    found, fenced = set(), False
+    for line in markdown.splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced and re.match(r"^#{1,6} ", line):
+            text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", line.lstrip("#").strip())
+            found.add(slug(text.replace("`", ""), "-"))
+    return found
+
+
+def broken_link(url: str) -> str | None:
+    """Why ``url`` (a link to jaxbench's README or guide) does not resolve, or None."""
+    from jaxbench.scaffold.plan import JAXBENCH_URL
+
+    target, _, anchor = url.partition("#")
+    if target == JAXBENCH_URL:
+        page = REPO / "README.md"
+    elif target.startswith(f"{JAXBENCH_URL}/blob/main/"):
+        page = REPO / target.removeprefix(f"{JAXBENCH_URL}/blob/main/")
+    else:
+        return f"{url}: not a page of {JAXBENCH_URL}"
+    if not page.is_file():
+        return f"{url}: {page.relative_to(REPO)} does not exist"
+    if anchor and anchor not in _anchors(page.read_text(encoding="utf-8")):
+        return f"{url}: no heading #{anchor} in {page.relative_to(REPO)}"
+    return None
+
+
+def test_every_link_init_writes_resolves(repo: Path) -> None:
+    """Each link in each file init writes (benchmarks.mk too) goes to a page of
+    jaxbench's README or guide that exists, at a heading it has."""
+    from jaxbench.scaffold.matrix import MatrixPackage
+
+    settings = settings_for(
+        repo, packages=(MatrixPackage("toolz", "", "bench extra", "not installed"),)
+    )
+    own_makefile = dataclasses.replace(settings, write_makefile=False)
+    files = [*render(settings).files, *render(own_makefile).files]
+    assert {f.path for f in files} >= {"Makefile", "benchmarks.mk", "BENCHMARKS.md"}
+    ours, problems = [], []
+    for planned in files:
+        for url in _URL.findall(planned.text):
+            url = url.rstrip(".,;:")
+            if url in OTHER_LINKS:
+                continue
+            ours.append(url)
+            why = broken_link(url)
+            if why:
+                problems.append(f"{planned.path}: {why}")
+    assert problems == []
+    assert len(ours) >= 4  # BENCHMARKS.md's and the starter's links to the guide
+    # the check can fail: a renamed heading, a missing page, a link elsewhere
+    from jaxbench.scaffold.plan import GUIDE_URL
+
+    assert broken_link(f"{GUIDE_URL}/write-benchmarks.md#benchmark-your-own-code")
+    assert broken_link(f"{GUIDE_URL}/no-such-page.md")
+    assert broken_link("https://github.com/jaxbench/jaxbench#benchmark-your-own-code")
 
 
 # --- bad input: one line, exit 2, nothing written ---------------------------------------
@@ -505,16 +774,7 @@ def test_a_failed_write_removes_what_it_wrote(repo: Path) -> None:
     from jaxbench.errors import UsageError
     from jaxbench.scaffold import apply
 
-    plan = render(
-        Settings(
-            project=inspect_project(repo),
-            python="3.11",
-            jax_versions=(JAX,),
-            jaxbench=sources.Requirement("jaxbench==0.1.0", "test", True),
-            asv="asv==0.6.6",
-            asv_runner="asv_runner==0.3.2",
-        )
-    )
+    plan = render(settings_for(repo))
     (repo / ".github").write_text("in the way\n", encoding="utf-8")
     before = snapshot(repo)
     with pytest.raises(UsageError, match="cannot write"):

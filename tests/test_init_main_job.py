@@ -25,7 +25,8 @@ from jaxbench.cli import main
 from jaxbench.scaffold.matrix import benchmark_dependencies
 from jaxbench.scaffold.plan import Settings, render
 from jaxbench.scaffold.project import inspect_project
-from jaxbench.scaffold.sources import Requirement
+from jaxbench.scaffold.sources import Requirement, import_names
+from jaxbench.scaffold.sources import installed_version as version_of
 from test_workflows import REPO, load
 
 JAX = "0.10.2"
@@ -217,40 +218,93 @@ def _project_with_extras(root: Path, extras: str) -> Path:
 
 
 def test_the_matrix_rule(tmp_path: Path) -> None:
+    """A bench extra whole; from other extras only what benchmarks/ imports; each
+    pinned as installed, else by the requirement's own ==, else said unpinned."""
     repo = _project_with_extras(
         tmp_path / "p",
         'test = ["pytest>=8", "optax==0.2.8", "hypothesis"]\n'
-        'bench = ["tabulate", "jax"]\n'
+        'bench = ["tabulate", "jax", "tinyjax[plot]"]\n'
+        'plot = ["matplotlib>=3"]\n'
         'docs = ["sphinx", "toolz"]\n',
     )
     project = inspect_project(repo)
-    found = benchmark_dependencies(
-        project,
-        {"toolz", "numpy"},
-        installed={"tabulate": "0.10.0"}.get,
-        requires_jax=lambda name: False,
+
+    def found(imports: set[str]) -> dict[str, tuple[str, str, str]]:
+        chosen = benchmark_dependencies(
+            project,
+            imports,
+            installed={"tabulate": "0.10.0"}.get,
+            import_names=lambda name: {name.lower()},
+        )
+        return {p.name: (p.version, p.origin, p.why) for p in chosen}
+
+    got = found({"toolz", "numpy"})
+    # pytest, hypothesis, sphinx stay out; optax too: no benchmark imports it
+    assert set(got) == {"tabulate", "matplotlib", "toolz"}
+    assert got["tabulate"] == ("0.10.0", "installed where jaxbench init ran", "bench extra")
+    assert got["matplotlib"] == ("", "not installed where jaxbench init ran", "bench extra")
+    assert got["toolz"] == (
+        "",
+        "not installed where jaxbench init ran",
+        "docs extra, benchmarks/ imports toolz",
     )
-    got = {p.name: (p.version, p.why) for p in found}
-    assert set(got) == {"optax", "tabulate", "toolz"}  # pytest, hypothesis, sphinx, jax stay out
-    assert got["tabulate"] == ("0.10.0", "bench extra; 0.10.0 installed here")
-    assert got["optax"] == ("0.2.8", "test extra, a JAX library; pinned 0.2.8 there")
-    assert got["toolz"][0] == ""
-    assert "imported by benchmarks/" in got["toolz"][1]
+    got = found({"optax"})
+    assert got["optax"] == (
+        "0.2.8",
+        "pinned by the test extra",
+        "test extra, benchmarks/ imports optax",
+    )
+
+
+def test_a_dependency_group_no_benchmark_imports_stays_out(tmp_path: Path) -> None:
+    """As seen in a real library: a PEP 735 ``dev`` group (not an extra) of three
+    packages no benchmark imports put nothing in the matrix; one a benchmark
+    imports does, called a dependency group."""
+    repo = make_src_package(tmp_path / "p")
+    with (repo.root / "pyproject.toml").open("a", encoding="utf-8") as handle:
+        handle.write(
+            '\n[dependency-groups]\ndev = ["ruff", "equinox", {include-group = "docs"}]\n'
+            'docs = ["sphinx"]\n'
+        )
+    project = inspect_project(repo.root)
+    assert [(o.name, o.kind, o.requirements) for o in project.extras] == [
+        ("dev", "dependency group", ("ruff", "equinox", "sphinx")),
+        ("docs", "dependency group", ("sphinx",)),
+    ]
+    none = benchmark_dependencies(project, set(), version_of, import_names)
+    assert none == ()
+    (chosen,) = benchmark_dependencies(project, {"equinox"}, version_of, import_names)
+    assert chosen.name == "equinox"
+    assert chosen.version == version_of("equinox")
+    assert chosen.why == "dev dependency group, benchmarks/ imports equinox"
 
 
 def test_init_puts_the_benchmark_dependencies_in_asv_s_matrix(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     repo = _project_with_extras(
-        tmp_path / "p", 'test = ["pytest", "optax"]\nbench = ["tabulate"]\n'
+        tmp_path / "p", 'test = ["pytest", "optax", "equinox"]\nbench = ["tabulate"]\n'
+    )
+    (repo / "benchmarks").mkdir()
+    (repo / "benchmarks" / "steps.py").write_text(
+        "import optax\n\n\ndef time_adam():\n    optax.adam(1e-3)\n", encoding="utf-8"
     )
     assert main(["init", str(repo), "--jax", JAX]) == 0
     out = capsys.readouterr().out
     req = read_asv_conf(repo / "asv.conf.json")["matrix"]["req"]  # type: ignore[index]
-    from importlib.metadata import version
 
-    assert req == {"jax": [JAX], "optax": [version("optax")], "tabulate": [version("tabulate")]}
-    assert f"optax {version('optax')}: test extra, a JAX library" in out
+    assert req == {
+        "jax": [JAX],
+        "optax": [version_of("optax")],
+        "tabulate": [version_of("tabulate")],
+    }
+    installed = "installed where jaxbench init ran"
+    assert (
+        f"optax {version_of('optax')} ({installed}): test extra, benchmarks/ imports optax" in out
+    )
+    guide = (repo / "BENCHMARKS.md").read_text(encoding="utf-8")
+    assert f"- `optax`, pinned to {version_of('optax')} ({installed})" in guide
+    assert "unpinned" not in guide.lower()
     from asv.config import Config
     from asv.environment import get_environments
 
@@ -258,6 +312,25 @@ def test_init_puts_the_benchmark_dependencies_in_asv_s_matrix(
     assert len(names) == 1
     assert "optax" in names[0]
     assert "tabulate" in names[0]
+
+
+def test_an_unpinned_package_is_called_unpinned(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A bench package not installed where init runs: listed unpinned in asv.conf.json
+    ([""]: asv installs the newest), in init's output and in BENCHMARKS.md."""
+    repo = _project_with_extras(tmp_path / "p", 'bench = ["no-such-package-here"]\n')
+    assert main(["init", str(repo), "--jax", JAX]) == 0
+    out = capsys.readouterr().out
+    req = read_asv_conf(repo / "asv.conf.json")["matrix"]["req"]  # type: ignore[index]
+    assert req == {"jax": [JAX], "no-such-package-here": [""]}
+    assert (
+        "no-such-package-here, unpinned (not installed where jaxbench init ran; asv "
+        "installs the newest): bench extra" in out
+    )
+    guide = (repo / "BENCHMARKS.md").read_text(encoding="utf-8")
+    assert "- `no-such-package-here`, **unpinned** (not installed where jaxbench init ran)" in guide
+    assert "pinned to" not in guide
 
 
 # --- the advice and the rules agree ---------------------------------------------------

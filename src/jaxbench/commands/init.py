@@ -1,11 +1,14 @@
 """``jaxbench init [DIR]``: set up asv and jaxbench in a JAX project's git repository.
 
 Writes ``asv.conf.json``, ``benchmarks/`` with a starter suite, the three
-GitHub workflows, a ``Makefile`` (or prints the lines to add to an existing
-one) and ``BENCHMARKS.md`` (see :mod:`jaxbench.scaffold`). Never overwrites a
-file: a file that exists with other content stops the command (exit 2,
-nothing written); one that exists with exactly the text init would write is
-left alone, so a second run with nothing changed writes nothing and says so.
+GitHub workflows, a ``Makefile`` (or, beside a Makefile of the project's own,
+``benchmarks.mk`` and the one ``include`` line to add to it), ``BENCHMARKS.md``
+and the ``.gitignore`` lines it lacks (see :mod:`jaxbench.scaffold`). Never
+overwrites a file: a file that exists with other content stops the command
+(exit 2, nothing written); one that exists with exactly the text init would
+write is left alone, so a second run with nothing changed writes nothing and
+says so. The benchmark set-ups the repository has already are named, one
+line each, and left alone (:mod:`jaxbench.scaffold.existing`).
 
 The jax matrix: the jax installed in the environment running ``jaxbench
 init`` (the project's development environment, so the version it resolves
@@ -28,19 +31,21 @@ import shutil
 import sys
 from pathlib import Path
 
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
 from jaxbench.errors import UsageError
-from jaxbench.scaffold import apply, sources
+from jaxbench.scaffold import apply, existing, sources
+from jaxbench.scaffold.gitignore import GITIGNORE, planned_gitignore
 from jaxbench.scaffold.launch import METHODS, LaunchCheck, given_launch, start_check
 from jaxbench.scaffold.matrix import benchmark_dependencies
-from jaxbench.scaffold.plan import MAKEFILE, Plan, Settings, render
-from jaxbench.scaffold.project import Project, git_ignores, inspect_project, suite_imports
+from jaxbench.scaffold.plan import MAKEFILE, MAKEFILE_INCLUDE, Plan, PlannedFile, Settings, render
+from jaxbench.scaffold.project import Project, inspect_project, suite_imports
 
 __all__ = ["HELP", "add_arguments", "run"]
 
 HELP = "set up asv benchmarks, workflows and a Makefile in a JAX project's git repository"
 
 _PYTHON = re.compile(r"^3\.\d{1,2}$")
-_MAKEFILES = ("Makefile", "makefile", "GNUmakefile")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -87,10 +92,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _python(text: str | None) -> str:
+def _python(text: str | None, project: Project) -> str:
     version = text or f"{sys.version_info.major}.{sys.version_info.minor}"
     if not _PYTHON.match(version):
         raise UsageError(f"--python {version!r} is not a Python version; give one like 3.11")
+    try:
+        allowed = SpecifierSet(project.requires_python)
+    except InvalidSpecifier:
+        allowed = SpecifierSet()
+    if not allowed.contains(f"{version}.0", prereleases=True) and not allowed.contains(
+        f"{version}.99", prereleases=True
+    ):
+        raise UsageError(
+            f"{project.name} requires Python {project.requires_python} and the asv "
+            f"environments would use {version}; pass --python with a version it accepts"
+        )
     if shutil.which(f"python{version}") is None:
         raise UsageError(
             f"no python{version} on PATH, which asv needs to create the environments; "
@@ -154,10 +170,6 @@ def _jax_versions(text: str | None, project: Project) -> tuple[tuple[str, ...], 
     return tuple(versions), lines
 
 
-def _existing_makefile(root: Path) -> Path | None:
-    return next((root / n for n in _MAKEFILES if (root / n).is_file()), None)
-
-
 def _plan(args: argparse.Namespace) -> tuple[Project, Plan, list[str], list[str]]:
     """(the project, the plan, lines describing the set-up, notes)."""
     project = inspect_project(args.dir)
@@ -177,11 +189,11 @@ def _plan(args: argparse.Namespace) -> tuple[Project, Plan, list[str], list[str]
 def _plan_with(
     args: argparse.Namespace, project: Project, check: LaunchCheck | None
 ) -> tuple[Project, Plan, list[str], list[str]]:
-    python = _python(args.python)
+    python = _python(args.python, project)
     jaxbench = _jaxbench(args.jaxbench)
     versions, jax_lines = _jax_versions(args.jax, project)
     packages = benchmark_dependencies(
-        project, suite_imports(project.root), sources.installed_version, sources.requires_jax
+        project, suite_imports(project.root), sources.installed_version, sources.import_names
     )
     launch = given_launch(args.launch_method) if check is None else check.result()
     settings = Settings(
@@ -194,7 +206,7 @@ def _plan_with(
         asv=sources.pinned("asv"),
         asv_runner=sources.pinned("asv_runner"),
     )
-    makefile = _existing_makefile(project.root)
+    makefile = existing.existing_makefile(project.root)
     if makefile is not None:
         ours = next(f for f in render(settings).files if f.path == MAKEFILE)
         if makefile.name != MAKEFILE or makefile.read_text(encoding="utf-8") != ours.text:
@@ -204,7 +216,7 @@ def _plan_with(
         f"{project.name} ({project.layout} layout, {project.backend}) at {project.root}",
         f"python {python}; asv matrix: jax {', '.join(sorted(versions, key=sources.version_key))}",
         *(f"  {line}" for line in jax_lines),
-        *(f"  {p.name} {p.version or '(newest)'}: {p.why}" for p in packages),
+        *(f"  {p.describe()}" for p in packages),
         f"jaxbench in every environment and workflow: {jaxbench.spec} ({jaxbench.origin})",
         f"asv launch method: {launch.method} ({launch.why})",
     ]
@@ -221,47 +233,66 @@ def _plan_with(
             f"{project.name} does not list jax among its dependencies; "
             "the matrix installs it in every environment anyway"
         )
-    missing = [p for p in (".asv", "html") if not git_ignores(project.root, p)]
-    if missing:
-        notes.append(
-            "add to .gitignore: "
-            + " ".join(f"/{p}/" for p in missing)
-            + " (asv's environments and the published HTML; commit results/)"
-        )
     return project, plan, describe, notes
 
 
 def _print_makefile_lines(plan: Plan, root: Path) -> None:
-    if not plan.makefile_lines:
+    """The one line to paste, unindented, and what it brings."""
+    makefile = existing.existing_makefile(root)
+    if not plan.makefile_lines or makefile is None:
         return
-    makefile = _existing_makefile(root)
-    name = makefile.name if makefile else MAKEFILE
-    print(f"{name} exists: add these lines to it (jaxbench init never edits it):")
+    print(
+        f"{makefile.name} is your own (jaxbench init never edits it): the targets are in "
+        f"{MAKEFILE_INCLUDE}; add this line at the end of {makefile.name}:"
+    )
     print()
-    for line in plan.makefile_lines.splitlines():
-        print(f"    {line}" if line else "")
+    print(plan.makefile_lines, end="")
     print()
+    ours = next(f.text for f in plan.files if f.path == MAKEFILE_INCLUDE)
+    clashes = existing.clashing_targets(makefile, ours)
+    if clashes:
+        print(
+            f"note: {makefile.name} already has target(s) {', '.join(clashes)}, which "
+            f"{MAKEFILE_INCLUDE} defines too: make would run only one; rename yours"
+        )
+
+
+def _refuse(conflicting: tuple[PlannedFile, ...]) -> UsageError:
+    names = ", ".join(f.path for f in conflicting)
+    own_asv = any(f.path == "asv.conf.json" for f in conflicting)
+    return UsageError(
+        f"{len(conflicting)} file(s) exist already and jaxbench init never overwrites: "
+        f"{names}; move them away and run it again, or replace them with --force "
+        + (
+            "(asv.conf.json is an asv set-up of your own: git keeps it, and jaxbench's "
+            "runs the suites in benchmarks/) "
+            if own_asv
+            else ""
+        )
+        + "(--dry-run prints what it would write)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     project, plan, describe, notes = _plan(args)
     found = apply.survey(project.root, plan)
     if found.conflicting and args.force:
-        found = apply.Survey(found.new + found.conflicting, found.same, ())
+        replaced = set(found.new + found.conflicting)
+        found = apply.Survey(tuple(f for f in plan.files if f in replaced), found.same, ())
     if found.conflicting:
-        names = ", ".join(f.path for f in found.conflicting)
-        raise UsageError(
-            f"{len(found.conflicting)} file(s) exist already and jaxbench init never "
-            f"overwrites: {names}; move them away and run it again, or replace them "
-            "with --force (--dry-run prints what it would write)"
-        )
-    if found.new and not args.dry_run:
-        apply.check_writable(project.root, found.new)
+        raise _refuse(found.conflicting)
+    ignore, ignore_said = planned_gitignore(project.root)
+    writes = (*found.new, *((ignore,) if ignore else ()))
+    if writes and not args.dry_run:
+        apply.check_writable(project.root, writes)
+    kept = existing.survey_existing(project, frozenset(f.path for f in plan.files))
     print(f"jaxbench init: {describe[0]}")
     for line in describe[1:]:
         print(f"  {line}")
     makefile_done = not plan.makefile_lines or _makefile_has(project.root, plan)
-    if not found.new and makefile_done:
+    if not writes and makefile_done:
+        for thing in kept:
+            print(f"  {thing.line()}")
         print(
             f"nothing to do: all {len(found.same)} files jaxbench init writes are there, "
             "unchanged; nothing was written"
@@ -274,35 +305,35 @@ def run(args: argparse.Namespace) -> int:
             print(planned.text, end="" if planned.text.endswith("\n") or not planned.text else "\n")
         for planned in found.same:
             print(f"--- {planned.path} is there already, unchanged ---")
-        _print_makefile_lines(plan, project.root)
-        for note in notes:
-            print(f"note: {note}")
-        print("dry run: nothing was written")
-        return 0
-    apply.write(project.root, found.new)
-    for planned in found.new:
-        print(f"  wrote {planned.path}")
-    for planned in found.same:
-        print(f"  kept {planned.path} (already as init writes it)")
+        if ignore_said:
+            print(f"--- would add to {GITIGNORE}: {ignore_said} ---")
+    else:
+        apply.write(project.root, writes)
+        for planned in found.new:
+            print(f"  wrote {planned.path}")
+        for planned in found.same:
+            print(f"  kept {planned.path} (already there)")
+        if ignore_said:
+            print(f"  added to {GITIGNORE}: {ignore_said}")
+    for thing in kept:
+        print(f"  {thing.line()}")
     if not makefile_done:
         _print_makefile_lines(plan, project.root)
     for note in notes:
         print(f"note: {note}")
+    if args.dry_run:
+        print("dry run: nothing was written")
+        return 0
     print("next:")
     print("  make bench-check   every benchmark but the warm times once at HEAD: checks pass")
     print("  make bench         asv run over the last 3 commits, their paired history,")
     print("                     jaxbench publish, regressions; make preview serves html/")
-    print("  then commit what init wrote (see BENCHMARKS.md) and open a pull request")
+    print("  then commit what init wrote, results/ after make bench (see BENCHMARKS.md),")
+    print("  and open a pull request")
     return 0
 
 
 def _makefile_has(root: Path, plan: Plan) -> bool:
-    """Whether an existing Makefile already holds the lines init would add."""
-    makefile = _existing_makefile(root)
-    if makefile is None:
-        return False
-    try:
-        text = makefile.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return False
-    return plan.makefile_lines.strip() in text
+    """Whether the project's own Makefile already includes benchmarks.mk."""
+    makefile = existing.existing_makefile(root)
+    return makefile is not None and existing.makefile_includes(makefile, plan.makefile_lines)

@@ -1,8 +1,9 @@
 """What of a plan exists already, and writing the rest all or nothing.
 
 :func:`survey` sorts each planned file into *new* (absent), *same* (present
-with exactly the planned text: left alone, which makes a second run a no-op)
-or *conflicting* (present with other content, or a directory in the way).
+with exactly the planned text, or any file where any will do: left alone,
+which makes a second run a no-op) or *conflicting* (present with other
+content, or a directory in the way).
 :func:`check_writable` probes every directory that would receive a file;
 :func:`write` writes the new files atomically and removes what it wrote if
 any write fails, so a failed run leaves nothing behind.
@@ -43,7 +44,8 @@ def survey(root: Path, plan: Plan) -> Survey:
             current = target.read_text(encoding="utf-8") if target.is_file() else None
         except (OSError, UnicodeDecodeError):
             current = None
-        (same if current == planned.text else conflicting).append(planned)
+        kept = planned.any_existing and target.is_file()
+        (same if kept or current == planned.text else conflicting).append(planned)
     return Survey(tuple(new), tuple(same), tuple(conflicting))
 
 

@@ -19,10 +19,25 @@ from jaxbench.scaffold.matrix import MatrixPackage
 from jaxbench.scaffold.project import Project
 from jaxbench.scaffold.sources import Requirement, version_key
 
-__all__ = ["MAKEFILE", "Plan", "PlannedFile", "Settings", "render"]
+__all__ = [
+    "GUIDE_URL",
+    "JAXBENCH_URL",
+    "MAKEFILE",
+    "MAKEFILE_INCLUDE",
+    "Plan",
+    "PlannedFile",
+    "Settings",
+    "render",
+]
 
 MAKEFILE = "Makefile"
+#: Where the Makefile's targets go when the project has a Makefile of its own:
+#: the user adds one line, ``include benchmarks.mk``, to theirs.
+MAKEFILE_INCLUDE = "benchmarks.mk"
 JAXBENCH_URL = "https://github.com/jaxbench/jaxbench"
+#: The guide's pages (``docs/*.md``) as GitHub shows them: every link of a written
+#: file to jaxbench's documentation starts here (tests/test_init.py follows each).
+GUIDE_URL = f"{JAXBENCH_URL}/blob/main/docs"
 _PLACEHOLDER = re.compile(r"@@[A-Z_]+@@")
 
 #: Written path -> template, in the order they are written and listed.
@@ -37,6 +52,9 @@ _TEMPLATES: tuple[tuple[str, str], ...] = (
     ("BENCHMARKS.md", "BENCHMARKS.md.tmpl"),
 )
 
+#: Files that need only exist: one already there, whatever its content, is kept.
+_ANY_EXISTING = frozenset({"benchmarks/__init__.py"})
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -49,7 +67,8 @@ class Settings:
     jaxbench: Requirement
     asv: str
     asv_runner: str
-    #: False when the project has a Makefile of its own (print the lines instead).
+    #: False when the project has a Makefile of its own: the targets go to
+    #: :data:`MAKEFILE_INCLUDE`, and the user includes it from theirs.
     write_makefile: bool = True
     #: The project's benchmark dependencies, beside jax (:mod:`jaxbench.scaffold.matrix`).
     packages: tuple[MatrixPackage, ...] = ()
@@ -63,12 +82,16 @@ class PlannedFile:
 
     path: str
     text: str
+    #: Any file already at ``path`` will do (``benchmarks/__init__.py``: a suite of
+    #: the project's own may have one with content); it is kept, never replaced.
+    any_existing: bool = False
 
 
 @dataclass(frozen=True)
 class Plan:
     files: tuple[PlannedFile, ...]
-    #: Lines to add to an existing Makefile, or "" when the Makefile is written.
+    #: The line to add to an existing Makefile (``include benchmarks.mk``), or ""
+    #: when the Makefile is written.
     makefile_lines: str
 
 
@@ -112,6 +135,32 @@ def _launch_comment(launch: Launch, project: str) -> str:
     return "\n".join(f"    // {line}" for line in lines)
 
 
+def _packages_words(packages: tuple[MatrixPackage, ...]) -> str:
+    """BENCHMARKS.md's list of the matrix's packages beside jax, pinned or not."""
+    if not packages:
+        return (
+            "Beside jax, `jaxbench init` put nothing in the matrix: it takes every package\n"
+            "of a `bench` (or `benchmark`, `benchmarks`, `asv`) extra or dependency group,\n"
+            "and from your other extras and groups what `benchmarks/` imported when it ran."
+        )
+    lines = [
+        "Beside jax, `jaxbench init` put in the matrix every package of a `bench` (or",
+        "`benchmark`, `benchmarks`, `asv`) extra or dependency group, and from your",
+        "other extras and groups what `benchmarks/` imported when it ran:",
+        "",
+    ]
+    for package in packages:
+        state = f"pinned to {package.version}" if package.pinned else "**unpinned**"
+        lines.append(f"- `{package.name}`, {state} ({package.origin}): {package.why}")
+    if any(not p.pinned for p in packages):
+        lines += [
+            "",
+            "An unpinned package is installed at its newest version whenever asv makes an",
+            "environment, so a new release can change a series: pin it in `matrix.req`.",
+        ]
+    return "\n".join(lines)
+
+
 def _values(settings: Settings) -> dict[str, str]:
     jaxbench = settings.jaxbench.spec
     install = (
@@ -134,6 +183,8 @@ def _values(settings: Settings) -> dict[str, str]:
         "ASV_REQUIREMENT": json.dumps(settings.asv),
         "ASV_RUNNER_REQUIREMENT": json.dumps(settings.asv_runner),
         "JAXBENCH_URL": JAXBENCH_URL,
+        "GUIDE_URL": GUIDE_URL,
+        "MATRIX_PACKAGES": _packages_words(settings.packages),
         "LAUNCH_METHOD": json.dumps(settings.launch.method),
         "LAUNCH_COMMENT": _launch_comment(settings.launch, settings.project.name),
     }
@@ -149,7 +200,6 @@ def render(settings: Settings) -> Plan:
     for path, template in _TEMPLATES:
         text = _fill(_template(template), values, template) if template else ""
         if path == MAKEFILE and not settings.write_makefile:
-            makefile_lines = text
-            continue
-        files.append(PlannedFile(path, text))
+            path, makefile_lines = MAKEFILE_INCLUDE, f"include {MAKEFILE_INCLUDE}\n"
+        files.append(PlannedFile(path, text, any_existing=path in _ANY_EXISTING))
     return Plan(tuple(files), makefile_lines)

@@ -19,9 +19,31 @@ from typing import Any
 
 from jaxbench.errors import UsageError
 
-__all__ = ["Project", "git_ignores", "inspect_project", "suite_imports"]
+__all__ = [
+    "EXTRA",
+    "GROUP",
+    "OptionalDependencies",
+    "Project",
+    "git_ignores",
+    "inspect_project",
+    "suite_imports",
+]
 
 _BRANCH = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$")
+
+
+EXTRA = "extra"
+GROUP = "dependency group"
+
+
+@dataclass(frozen=True)
+class OptionalDependencies:
+    """An extra or a dependency group of the project, and its requirements."""
+
+    name: str
+    #: :data:`EXTRA` (``pip install 'pkg[name]'``) or :data:`GROUP` (PEP 735, poetry).
+    kind: str
+    requirements: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -41,9 +63,11 @@ class Project:
     branch: str
     #: Whether ``jax`` is among the declared dependencies.
     depends_on_jax: bool
-    #: Optional dependencies by extra or dependency group (PEP 621 extras,
-    #: PEP 735 groups, poetry groups, setup.cfg extras_require): name -> requirements.
-    extras: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    #: Optional dependencies: PEP 621 extras, PEP 735 dependency groups, poetry's
+    #: extras and groups, setup.cfg's extras_require.
+    extras: tuple[OptionalDependencies, ...] = ()
+    #: ``[project] requires-python`` ("" when not declared).
+    requires_python: str = ""
 
 
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -60,8 +84,9 @@ def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def git_ignores(root: Path, path: str) -> bool:
-    """Whether git ignores what would be written under ``path`` (``git check-ignore``)."""
-    return _git(root, "check-ignore", "-q", f"{path}/env").returncode == 0
+    """Whether a pattern of git's ignore files covers ``path`` (relative to ``root``),
+    tracked or not (``git check-ignore --no-index``)."""
+    return _git(root, "check-ignore", "-q", "--no-index", "--", path).returncode == 0
 
 
 def _git_top(root: Path) -> Path:
@@ -104,25 +129,55 @@ def _strings(value: Any) -> tuple[str, ...]:
     return tuple(str(v) for v in value if isinstance(v, str)) if isinstance(value, list) else ()
 
 
-def _extras(data: dict[str, Any], setup_cfg: Path) -> tuple[tuple[str, tuple[str, ...]], ...]:
+def _table(data: Any, *keys: str) -> dict[str, Any]:
+    """``data[keys[0]][keys[1]]...`` where each is a table, else ``{}``."""
+    for key in keys:
+        data = data.get(key) if isinstance(data, dict) else None
+    return data if isinstance(data, dict) else {}
+
+
+def _groups(data: dict[str, Any]) -> dict[str, tuple[str, ...]]:
+    """PEP 735 ``[dependency-groups]``, each ``{include-group = ...}`` expanded."""
+    declared = _table(data, "dependency-groups")
+
+    def expand(name: str, seen: tuple[str, ...]) -> tuple[str, ...]:
+        out: list[str] = []
+        entries = declared.get(name)
+        for entry in entries if isinstance(entries, list) else []:
+            if isinstance(entry, str):
+                out.append(entry)
+            elif isinstance(entry, dict) and isinstance(entry.get("include-group"), str):
+                other = entry["include-group"]
+                if other not in seen:
+                    out.extend(expand(other, (*seen, other)))
+        return tuple(out)
+
+    return {str(name): expand(str(name), (str(name),)) for name in declared}
+
+
+def _poetry_requirements(table: dict[str, Any]) -> tuple[str, ...]:
+    """``{name = "^1.2"}`` tables of poetry: the names (poetry's constraints are not pip's)."""
+    return tuple(str(name) for name in table if str(name).lower() != "python")
+
+
+def _optional(data: dict[str, Any], setup_cfg: Path) -> tuple[OptionalDependencies, ...]:
     """Every extra and dependency group the project declares, with its requirements."""
-    found: dict[str, tuple[str, ...]] = {}
-    project = data.get("project")
-    if isinstance(project, dict):
-        for name, reqs in (project.get("optional-dependencies") or {}).items():
-            found[str(name)] = _strings(reqs)
-    for name, reqs in (data.get("dependency-groups") or {}).items():  # PEP 735
-        found.setdefault(str(name), _strings(reqs))
-    poetry = data.get("tool", {}).get("poetry")
-    if isinstance(poetry, dict):
-        for name, group in (poetry.get("group") or {}).items():
-            deps = group.get("dependencies") if isinstance(group, dict) else None
-            if isinstance(deps, dict):
-                found.setdefault(str(name), tuple(str(d) for d in deps))
-        for name in ("dev-dependencies",):
-            deps = poetry.get(name)
-            if isinstance(deps, dict):
-                found.setdefault("dev", tuple(str(d) for d in deps))
+    found: dict[str, OptionalDependencies] = {}
+
+    def add(name: str, kind: str, requirements: tuple[str, ...]) -> None:
+        found.setdefault(f"{kind}:{name}", OptionalDependencies(name, kind, requirements))
+
+    for name, reqs in _table(data, "project", "optional-dependencies").items():
+        add(str(name), EXTRA, _strings(reqs))
+    for name, reqs in _groups(data).items():
+        add(name, GROUP, reqs)
+    poetry = _table(data, "tool", "poetry")
+    for name, reqs in _table(poetry, "extras").items():
+        add(str(name), EXTRA, _strings(reqs))
+    for name, group in _table(poetry, "group").items():
+        add(str(name), GROUP, _poetry_requirements(_table(group, "dependencies")))
+    if _table(poetry, "dev-dependencies"):
+        add("dev", GROUP, _poetry_requirements(_table(poetry, "dev-dependencies")))
     if not found and setup_cfg.is_file():
         parser = configparser.ConfigParser()
         try:
@@ -131,24 +186,23 @@ def _extras(data: dict[str, Any], setup_cfg: Path) -> tuple[tuple[str, tuple[str
             return ()
         if parser.has_section("options.extras_require"):
             for name, text in parser.items("options.extras_require"):
-                found[name] = tuple(line.strip() for line in text.splitlines() if line.strip())
-    return tuple(sorted(found.items()))
+                add(name, EXTRA, tuple(line.strip() for line in text.splitlines() if line.strip()))
+    return tuple(sorted(found.values(), key=lambda o: (o.kind, o.name)))
 
 
-def _name_and_dependencies(root: Path) -> tuple[str, list[str], str]:
+def _name_and_dependencies(root: Path, data: dict[str, Any]) -> tuple[str, list[str], str]:
     """(distribution name, dependency strings, build backend)."""
     pyproject = root / "pyproject.toml"
     setup_cfg = root / "setup.cfg"
     setup_py = root / "setup.py"
-    data: dict[str, Any] = _read_pyproject(pyproject) if pyproject.is_file() else {}
-    backend = str(data.get("build-system", {}).get("build-backend") or "")
-    project = data.get("project")
-    if isinstance(project, dict) and isinstance(project.get("name"), str):
+    backend = str(_table(data, "build-system").get("build-backend") or "")
+    project = _table(data, "project")
+    if isinstance(project.get("name"), str):
         deps = project.get("dependencies") or []
         return project["name"], [str(d) for d in deps], backend or "setuptools.build_meta"
-    poetry = data.get("tool", {}).get("poetry")
-    if isinstance(poetry, dict) and isinstance(poetry.get("name"), str):
-        deps = list((poetry.get("dependencies") or {}).keys())
+    poetry = _table(data, "tool", "poetry")
+    if isinstance(poetry.get("name"), str):
+        deps = list(_table(poetry, "dependencies"))
         return poetry["name"], [str(d) for d in deps], backend or "poetry.core.masonry.api"
     if setup_cfg.is_file():
         parser = configparser.ConfigParser()
@@ -158,7 +212,8 @@ def _name_and_dependencies(root: Path) -> tuple[str, list[str], str]:
             raise UsageError(f"{setup_cfg}: cannot read ({exc}); fix the file") from None
         name = parser.get("metadata", "name", fallback="").strip()
         if name:
-            deps = parser.get("options", "install_requires", fallback="").split()
+            text = parser.get("options", "install_requires", fallback="")
+            deps = [line.strip() for line in text.splitlines() if line.strip()]
             return name, deps, backend or "setuptools.build_meta:__legacy__"
     if pyproject.is_file() or setup_py.is_file():
         raise UsageError(
@@ -175,25 +230,86 @@ def _normalise(name: str) -> str:
     return re.sub(r"[-_.]+", "_", name).lower()
 
 
-def _import_package(root: Path, name: str) -> tuple[str, str]:
-    """(import name, layout) of the project's package."""
+#: Directories at the top of a repository that are not the project's package.
+_NOT_THE_PACKAGE = frozenset(
+    {"benchmarks", "bench", "asv_bench", "tests", "test", "testing", "docs", "doc",
+     "examples", "example", "scripts", "tools", "notebooks", "build", "dist", "ci"}
+)  # fmt: skip
+
+
+def _declared_packages(data: dict[str, Any]) -> list[tuple[str, str]]:
+    """(directory, top-level name) of the packages the build backend's settings name:
+    flit's module, setuptools' packages and package-dir, hatch's wheel packages,
+    poetry's packages, pdm's package-dir."""
+    tool = _table(data, "tool")
+    found: list[tuple[str, str]] = []
+
+    def add_path(path: str, base: str = "") -> None:
+        parts = Path(base, path.strip("/")).parts
+        if parts:
+            found.append(("/".join(parts[:-1]), parts[-1].removesuffix(".py")))
+
+    module = _table(tool, "flit", "module").get("name")
+    if isinstance(module, str):
+        found.extend((base, module.split(".")[0]) for base in ("src", ""))
+    setuptools = _table(tool, "setuptools")
+    package_dir = setuptools.get("package-dir")
+    base = package_dir.get("") if isinstance(package_dir, dict) else None
+    base = "/".join(Path(base).parts) if isinstance(base, str) else ""
+    where = _strings(_table(setuptools, "packages", "find").get("where"))
+    for name in (*_strings(setuptools.get("packages")), *_strings(setuptools.get("py-modules"))):
+        found.append((base, name.split(".")[0]))
+    found.extend(("/".join(Path(directory).parts), "") for directory in where[:1])
+    for path in _strings(_table(tool, "hatch", "build", "targets", "wheel").get("packages")):
+        add_path(path)
+    for entry in _table(tool, "poetry").get("packages") or []:
+        if isinstance(entry, dict) and isinstance(entry.get("include"), str):
+            add_path(entry["include"], str(entry.get("from") or ""))
+    pdm_dir = _table(tool, "pdm", "build").get("package-dir")
+    if isinstance(pdm_dir, str):
+        found.append(("/".join(Path(pdm_dir).parts), ""))
+    return found
+
+
+def _packages_in(base: Path) -> list[str]:
+    """The importable packages directly in ``base``, but tests, docs and the like."""
+    if not base.is_dir():
+        return []
+    return sorted(
+        p.name
+        for p in base.iterdir()
+        if p.is_dir()
+        and (p / "__init__.py").is_file()
+        and p.name.isidentifier()
+        and p.name not in _NOT_THE_PACKAGE
+    )
+
+
+def _import_package(root: Path, name: str, data: dict[str, Any]) -> tuple[str, str]:
+    """(import name, layout) of the project's package: the one the build backend's
+    settings name, else the package named as the project, else the only one there."""
     wanted = _normalise(name)
-    for layout, base in (("src", root / "src"), ("flat", root)):
-        if not base.is_dir():
-            continue
-        packages = sorted(
-            p.name
-            for p in base.iterdir()
-            if p.is_dir() and (p / "__init__.py").is_file() and p.name.isidentifier()
-        )
-        packages = [p for p in packages if p not in {"benchmarks", "tests", "test", "docs"}]
-        if wanted in packages:
+
+    def exists(base: str, module: str) -> bool:
+        where = root / base / module
+        return (where / "__init__.py").is_file() or where.with_suffix(".py").is_file()
+
+    declared = _declared_packages(data)
+    for base, module in declared:
+        layout = "src" if base == "src" else "flat"
+        if module and exists(base, module):
+            return module, layout
+        if not module and (root / base).is_dir():  # a directory the backend searches
+            packages = _packages_in(root / base)
+            if wanted in packages or len(packages) == 1:
+                return (wanted if wanted in packages else packages[0]), layout
+    for layout, base in (("src", "src"), ("flat", "")):
+        if exists(base, wanted):
             return wanted, layout
-        if layout == "src" and packages:
+    for layout, base in (("src", "src"), ("flat", "")):
+        packages = _packages_in(root / base)
+        if len(packages) == 1 or (layout == "src" and packages):
             return packages[0], layout
-    flat = [p for p in (root / f"{wanted}.py",) if p.is_file()]
-    if flat:
-        return wanted, "flat"
     return wanted, "src" if (root / "src").is_dir() else "flat"
 
 
@@ -210,10 +326,11 @@ def inspect_project(root: Path) -> Project:
         raise UsageError(f"{root} is not a directory; pass the path of your project's repository")
     root = root.resolve()
     _git_top(root)
-    name, dependencies, backend = _name_and_dependencies(root)
-    import_name, layout = _import_package(root, name)
     pyproject = root / "pyproject.toml"
     data = _read_pyproject(pyproject) if pyproject.is_file() else {}
+    name, dependencies, backend = _name_and_dependencies(root, data)
+    import_name, layout = _import_package(root, name, data)
+    requires_python = _table(data, "project").get("requires-python")
     return Project(
         root=root,
         name=name,
@@ -222,7 +339,8 @@ def inspect_project(root: Path) -> Project:
         backend=backend,
         branch=_branch(root),
         depends_on_jax=_mentions_jax(dependencies),
-        extras=_extras(data, root / "setup.cfg"),
+        extras=_optional(data, root / "setup.cfg"),
+        requires_python=requires_python if isinstance(requires_python, str) else "",
     )
 
 

@@ -8,13 +8,16 @@
 * asv and asv_runner: the versions installed here, pinned;
 * jax: the version installed here (:func:`installed_version`), else the one
   pip resolves for the project (:func:`resolve_with_pip`), and the versions
-  the package index serves (:func:`served_versions`, ``pip index versions``).
+  the package index serves (:func:`served_versions`, ``pip index versions``);
+* the modules a distribution provides (:func:`import_names`), to tell which
+  of the project's optional packages the benchmarks import.
 
 Nothing here imports jax: versions are read from package metadata.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import json
 import re
@@ -27,11 +30,11 @@ from typing import Any
 __all__ = [
     "VERSION",
     "Requirement",
+    "import_names",
     "installed_version",
     "jaxbench_requirement",
     "pinned",
     "requirement_from_direct_url",
-    "requires_jax",
     "resolve_with_pip",
     "served_versions",
     "version_key",
@@ -98,13 +101,39 @@ def installed_version(name: str) -> str | None:
         return None
 
 
-def requires_jax(name: str) -> bool:
-    """Whether ``name`` is installed here and depends on jax (its package metadata)."""
-    try:
-        requires = importlib.metadata.requires(name) or []
-    except importlib.metadata.PackageNotFoundError:
-        return False
-    return any(re.match(r"^\s*jax\s*($|[\[<>=!~;( ])", r) for r in requires)
+#: Distributions whose module is named otherwise, for one that is not installed here.
+_MODULE_OF = {
+    "dm_haiku": "haiku",
+    "dm_tree": "tree",
+    "orbax_checkpoint": "orbax",
+    "pyyaml": "yaml",
+    "scikit_learn": "sklearn",
+    "pillow": "PIL",
+}
+
+
+@functools.cache
+def _installed_modules() -> dict[str, frozenset[str]]:
+    """Normalised distribution name -> the top-level modules it installs here."""
+    found: dict[str, set[str]] = {}
+    for module, dists in importlib.metadata.packages_distributions().items():
+        for dist in dists:
+            found.setdefault(_normalise(dist), set()).add(module)
+    return {dist: frozenset(modules) for dist, modules in found.items()}
+
+
+def import_names(name: str) -> frozenset[str]:
+    """The top-level modules the distribution ``name`` provides: from its metadata
+    where it is installed here, else its name as a module (``dm-haiku``: ``haiku``)."""
+    key = _normalise(name)
+    modules = _installed_modules().get(key)
+    if modules:
+        return modules
+    return frozenset({_MODULE_OF.get(key, key)})
+
+
+def _normalise(name: str) -> str:
+    return re.sub(r"[-_.]+", "_", name).lower()
 
 
 def pinned(name: str) -> str:
