@@ -45,7 +45,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from jaxbench.store.results import SeriesKey
-from jaxbench.store.series_table import FileEntry, SeriesTable
+from jaxbench.store.series_table import FileEntry, IntArray, SeriesTable
 
 __all__ = [
     "RETIRED_GAPS",
@@ -184,45 +184,68 @@ def find_failures(table: SeriesTable) -> list[Failure]:
     """Every series of ``table`` that fails at its machine and environment's newest commit."""
     files = table.files
     newest = _newest_files(files)
+    keys, offsets, file_idx, values = table.keys, table.offsets, table.file_idx, table.values
+    if not len(values):
+        return []
+    at_file = np.bincount(file_idx, minlength=len(files))
     # one history per (machine, env, benchmark, params), across benchmark versions
-    at_file = np.bincount(table.file_idx, minlength=len(files))
     merged: dict[tuple[str, str, str, tuple[str, ...]], list[int]] = {}
-    for i, key in enumerate(table.keys):
+    for i, key in enumerate(keys):
         merged.setdefault((key.machine, key.env_name, key.benchmark, key.params), []).append(i)
+    # at a glance, per series: its last point is at its environment's newest file, and failed
+    nonempty = np.diff(offsets) > 0
+    last = np.maximum(offsets[1:] - 1, 0)
+    env_newest = np.asarray([newest.get((k.machine, k.env_name), -1) for k in keys], np.int64)
+    ends_failed = nonempty & (file_idx[last] == env_newest) & np.isnan(values[last])
+    if not ends_failed.any():
+        return []
+    # the last point with a value of each series (below its start: none)
+    good_at = np.where(np.isnan(values), -1, np.arange(len(values), dtype=np.int64))
+    last_good = np.full(len(keys), -1, dtype=np.int64)
+    last_good[nonempty] = np.maximum.reduceat(good_at, offsets[:-1][nonempty])
     found: list[Failure] = []
-    for (machine, env, _bench, _params), series in merged.items():
-        last = newest.get((machine, env))
-        if last is None:
+    for series in merged.values():
+        ending = [i for i in series if ends_failed[i]]
+        if not ending:
             continue
-        parts = [table.points(i) for i in series]
-        ends = [int(p[0][-1]) if len(p[0]) else -1 for p in parts]
-        if last not in ends:
-            continue
-        at_newest = series[ends.index(last)]
-        if not np.isnan(parts[ends.index(last)][1][-1]):
-            continue
-        file_idx = np.concatenate([p[0] for p in parts])
-        values = np.concatenate([p[1] for p in parts])
-        order = np.argsort(file_idx, kind="stable")
-        file_idx, values = file_idx[order], values[order]
-        good = np.flatnonzero(~np.isnan(values))
-        first_bad = int(good[-1]) + 1 if len(good) else 0
-        since = files[int(file_idx[first_bad])]
+        if len(series) == 1:  # one benchmark version: the columns answer directly
+            start, end = int(offsets[series[0]]), int(offsets[series[0] + 1])
+            good = int(last_good[series[0]])
+            good_file = int(file_idx[good]) if good >= start else None
+            run = file_idx[max(good + 1, start) : end]
+            measured = end - start
+        else:
+            run, good_file, measured = _merged_run(table, series)
+        since, newest_file = files[int(run[0])], int(run[-1])
         found.append(
             Failure(
-                key=table.keys[at_newest],
+                key=keys[ending[0]],
                 since_commit=since.commit,
                 date=since.date,
-                last_good_commit=files[int(file_idx[good[-1]])].commit if len(good) else None,
-                failed_commits=len(file_idx) - first_bad,
-                measured_commits=len(file_idx),
-                newest_commit=files[last].commit,
-                series_measured=int(at_file[last]),
-                failed_at=tuple(files[int(j)].commit for j in file_idx[first_bad:][::-1]),
+                last_good_commit=files[good_file].commit if good_file is not None else None,
+                failed_commits=len(run),
+                measured_commits=measured,
+                newest_commit=files[newest_file].commit,
+                series_measured=int(at_file[newest_file]),
+                failed_at=tuple(files[int(j)].commit for j in run[::-1]),
             )
         )
     found.sort(key=lambda f: f.key)
     return found
+
+
+def _merged_run(table: SeriesTable, series: Sequence[int]) -> tuple[IntArray, int | None, int]:
+    """(file indices of the trailing run of failures, file of the last value or None, points)
+    of one benchmark and parameters across its benchmark versions."""
+    parts = [table.points(i) for i in series]
+    file_idx = np.concatenate([p[0] for p in parts])
+    values = np.concatenate([p[1] for p in parts])
+    order = np.argsort(file_idx, kind="stable")
+    file_idx, values = file_idx[order], values[order]
+    good = np.flatnonzero(~np.isnan(values))
+    first_bad = int(good[-1]) + 1 if len(good) else 0
+    good_file = int(file_idx[good[-1]]) if len(good) else None
+    return file_idx[first_bad:], good_file, len(file_idx)
 
 
 def _newest_files(files: Sequence[FileEntry]) -> dict[tuple[str, str], int]:

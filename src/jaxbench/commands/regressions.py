@@ -311,6 +311,8 @@ def run(args: argparse.Namespace) -> int:
             asv_logs=args.asv_log,
             every_failing=args.failing,
             budgeted=args.limit is None and not args.series,
+            # the paired section (a blank line, then its own) shares the screen
+            screen=max(SCREEN_LINES - (paired.count("\n") + 1 if paired else 0), SCREEN_LINES // 2),
         )
     sys.stdout.write(text)
     if paired:

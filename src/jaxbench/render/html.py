@@ -664,7 +664,7 @@ def _failing_section(
             + (f': <span class="cause">{_esc(cause)}</span>' if cause else "")
             + f"{body}</li>"
         )
-    total, newly, _always, retired = failure_counts(groups)
+    total, newly, always, retired = failure_counts(groups)
     if items:
         body = f'<ol class="failing">{"".join(items)}</ol>'
         if retired:
@@ -673,12 +673,12 @@ def _failing_section(
             body += f'<p class="no-error-text">{_esc(no_error)}</p>'
     else:
         body = '<p class="none">None: every benchmark has a value at the newest commit.</p>'
-    on_retired = f", {retired} on retired environments" if retired else ""
+    on_retired = f"; {retired} on retired environments, no longer measured" if retired else ""
     return (
         f'<section id="failing"><h2>Failing at the newest commit <span class="count">{total}'
         f'</span></h2><p class="explain">asv recorded no value for these at the newest '
         f"commit of their machine and environment ({newly} newly failing: they had a value "
-        f"before; the rest never had one{on_retired}), one line per machine, environment, "
+        f"before; {always} never had one{on_retired}), one line per machine, environment, "
         "commit and cause. No regression can be seen in a figure that is not measured.</p>"
         f"{body}</section>"
     )

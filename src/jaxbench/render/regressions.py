@@ -342,26 +342,28 @@ def listing_text(
     asv_logs: Sequence[Path] = (),
     every_failing: bool = False,
     budgeted: bool = True,
+    screen: int = SCREEN_LINES,
 ) -> str:
     """The text listing: the failures, then the events, in one screen (see module doc).
 
     ``events_text(budget)`` renders the events part in at most ``budget`` lines
     (None: unbounded); ``budgeted`` False when the user asked for all of it
     (``--limit``, ``--series``). ``every_failing`` (``--failing``) lists every
-    failing series, outside the budget.
+    failing series, outside the budget. ``screen``: the lines for both (less
+    than :data:`SCREEN_LINES` where another section follows them).
     """
-    events_budget = SCREEN_LINES if budgeted else None
+    events_budget = screen if budgeted else None
     if every_failing:
         failures = failures_text(failing, asv_logs, every=True)
         return "".join(line + "\n" for line in failures) + events_text(events_budget)
     failures = failures_text(failing, asv_logs)
     full = events_text(events_budget)
     events_need = full.count("\n")
-    if len(failures) + events_need > SCREEN_LINES:
-        allowed = min(len(failures), max(SCREEN_LINES - events_need, FAILURE_LINES))
+    if len(failures) + events_need > screen:
+        allowed = min(len(failures), max(screen - events_need, FAILURE_LINES))
         failures = failures_text(failing, asv_logs, budget=allowed)
         if budgeted:
-            full = events_text(SCREEN_LINES - len(failures))
+            full = events_text(screen - len(failures))
     return "".join(line + "\n" for line in failures) + full
 
 
