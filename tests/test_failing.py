@@ -719,3 +719,81 @@ def test_retired_allows_each_environment_its_own_cadence(asv_writer: AsvResultsW
     assert sorted(retired) == [("m1", "once"), ("m1", "stopped")]
     assert retired[("m1", "stopped")].later_commits == 49
     assert retired[("m1", "once")].later_commits == 99
+
+
+def _groups(n_groups: int, per_group: int) -> list[Any]:
+    """``n_groups`` partial groups of ``per_group`` series each, each its own cause."""
+    from jaxbench.analyse.failures import Failure, group_failures
+
+    failures = [
+        Failure(
+            key=SeriesKey("m1", "env", f"b.B{g:02d}.time_x", (str(k),), None),
+            since_commit=commit_hash(g),
+            date=1_700_000_000_000 + g * 86_400_000,
+            last_good_commit=commit_hash(100 + g),
+            failed_commits=1 + g,
+            measured_commits=50,
+            newest_commit=commit_hash(99),
+            series_measured=n_groups * per_group,
+            error=f"ValueError: {g}",
+        )
+        for g in range(n_groups)
+        for k in range(per_group)
+    ]
+    return group_failures(failures)
+
+
+def test_the_failures_fit_their_budget_most_important_first() -> None:
+    """40 causes of 5 series each in 20 lines: the first groups keep their worst series,
+    the rest are counted in one line; --failing lists every series."""
+    from jaxbench.render.failures import failures_text
+
+    groups = _groups(40, 5)
+    assert [g.failed_commits for g in groups[:2]] == [40, 39]  # the longest run first
+    lines = failures_text(groups, budget=20)
+    assert len(lines) == 20
+    assert lines[0].endswith("worst first; --failing lists each:")
+    assert lines[1].startswith(f"newly failing since {commit_hash(39)[:8]}")
+    assert lines[1].endswith(": ValueError: 39")
+    assert lines[2] == "   b.B39.time_x(0)  failed at 40 of 50 commits: ValueError: 39"
+    assert lines[5] == "   ... and 2 more series (--failing, --format json)"
+    assert lines[6].startswith(f"newly failing since {commit_hash(38)[:8]}")
+    shown = [line for line in lines if line.startswith("newly failing since")]
+    assert len(shown) == 20 - 1 - 4 - 1  # the summary, the first's series, the count
+    assert lines[-1] == "... and 26 more groups of failing benchmarks (130 series)"
+    every = failures_text(groups, every=True)
+    assert len(every) == 1 + 40 * 6  # the summary, each group and its series
+    assert not any("... and" in line for line in every)
+
+
+def test_the_events_keep_the_screen_whatever_the_failures() -> None:
+    """The listing's two parts share 60 lines: failures at most 20 when the events need
+    the rest; all of them when the events leave room."""
+    from jaxbench.render.regressions import FAILURE_LINES, SCREEN_LINES, listing_text
+
+    groups = _groups(40, 5)
+    asked: list[int | None] = []
+
+    def events(n: int) -> Any:
+        def text(budget: int | None) -> str:
+            asked.append(budget)
+            lines = n if budget is None else min(n, budget)
+            return "".join(f"event line {i}\n" for i in range(lines))
+
+        return text
+
+    screen = listing_text(groups, events(50)).splitlines()
+    assert len(screen) == SCREEN_LINES
+    assert sum(line.startswith("event line") for line in screen) == SCREEN_LINES - FAILURE_LINES
+    assert asked == [SCREEN_LINES, SCREEN_LINES - FAILURE_LINES]
+    few = listing_text(groups, events(5)).splitlines()
+    assert len(few) == SCREEN_LINES
+    assert sum(line.startswith("event line") for line in few) == 5
+    # --limit N / --series: the events as asked, the failures in their share
+    asked.clear()
+    many = listing_text(groups, events(100), budgeted=False).splitlines()
+    assert asked == [None]
+    assert len(many) == FAILURE_LINES + 100
+    # --failing: every failing series, the events on a screen of their own
+    every = listing_text(groups, events(100), every_failing=True).splitlines()
+    assert len(every) == 1 + 40 * 6 + SCREEN_LINES

@@ -153,19 +153,22 @@ def retired_note(groups: Sequence[FailureGroup]) -> str:
     )
 
 
-def _details(group: FailureGroup, *, every: bool, room: int | None = None) -> list[str]:
-    """The series lines under a group's line (none for a whole result unless ``every``)."""
-    lines = [_failure_line(f) for f in group.failures]
+def _details(group: FailureGroup, *, every: bool, room: int | None = None) -> tuple[list[str], int]:
+    """(the series lines under a group's line, how many series they show): its worst
+    :data:`TOP_FAILURES` then ``... and K more`` in at most ``room`` lines; none for a
+    whole result; every series with ``every``."""
+    members = group.failures
     if every:
-        return lines
+        return [_failure_line(f) for f in members], len(members)
     if group.whole_result:
-        return []
-    top = lines if len(lines) <= TOP_FAILURES + 1 else lines[:TOP_FAILURES]
-    if room is not None and len(top) + (len(top) < len(lines)) > room:
-        top = lines[: max(room - 1, 0)] if room >= 2 else []
-    if not top:
-        return []
-    return top + ([_more(len(lines) - len(top))] if len(top) < len(lines) else [])
+        return [], 0
+    k = len(members) if len(members) <= TOP_FAILURES + 1 else TOP_FAILURES
+    if room is not None and k + (k < len(members)) > room:
+        k = room - 1 if room >= 2 else 0
+    if not k:
+        return [], 0
+    more = [_more(len(members) - k)] if k < len(members) else []
+    return [_failure_line(f) for f in members[:k]] + more, k
 
 
 def failures_text(
@@ -179,7 +182,8 @@ def failures_text(
 
     ``budget`` None: every group with its top series; ``every``: every series
     of every group (no budget). Under a budget each group keeps its line while
-    they fit (the rest counted in one), and the series lines go to the most
+    they fit (the rest counted in one), the most important group keeping room
+    for its worst series, and the lines left go to the series of the most
     important groups first.
     """
     if not groups:
@@ -189,22 +193,24 @@ def failures_text(
         body: list[str] = []
         for group in groups:
             body.append(failure_group_line(group))
-            body.extend(_details(group, every=every))
+            body.extend(_details(group, every=every)[0])
         hint = not every and any(
             g.whole_result or len(g.failures) > TOP_FAILURES + 1 for g in groups
         )
         return [failures_summary(groups, hint=hint), *body, *notes]
     room = max(budget - 1 - len(notes), 2)
-    shown = len(groups) if len(groups) <= room else max(room - 1, 1)
+    # when not every group's line fits, the first group keeps room for its worst series
+    first = len(_details(groups[0], every=False)[0])
+    reserve = first if len(groups) + first > room and room >= 2 * first + 2 else 0
+    shown = len(groups) if len(groups) <= room - reserve else max(room - reserve - 1, 1)
     spare = room - shown - (shown < len(groups))
     body = []
     hidden = shown < len(groups)
     for group in groups[:shown]:
         body.append(failure_group_line(group))
-        details = _details(group, every=False, room=spare)
+        details, listed = _details(group, every=False, room=spare)
         body.extend(details)
         spare -= len(details)
-        listed = len(details) - (1 if details and details[-1].startswith("   ... and") else 0)
         hidden = hidden or listed < len(group.failures)
     if shown < len(groups):
         rest = groups[shown:]
