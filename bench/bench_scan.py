@@ -16,13 +16,22 @@ Each line also says whether the answer (the JSON listing) equals a cold
 scan's of the same files. ``--detector asv`` (and ``--quick``) times asv's
 step fit instead of the default binseg.
 
-Usage: ``python bench/bench_scan.py DIR [--scale 1.0] [--detector asv [--quick]] [--cold-only]``.
+``--failing`` generates (and reads) ``gen_history.py --failing``'s history
+instead: a retired environment whose last build failed, a whole-result
+failure at a live environment's newest commit, three partial failures and
+asv's logs of them (passed as ``--asv-log``); after the cold and cached runs
+it times the default text listing (cached) and prints its line count, and
+``--show`` prints that listing.
+
+Usage: ``python bench/bench_scan.py DIR [--scale 1.0] [--commits 900] [--failing [--show]]
+[--detector asv [--quick]] [--cold-only]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -32,10 +41,13 @@ from pathlib import Path
 CACHE = ".jaxbench-scan-cache.npz"
 
 
-def run(results: Path, fit: list[str], no_cache: bool = False) -> tuple[float, float, str]:
-    """(seconds, peak MiB of the largest process, stdout) of one regressions run."""
+def run(
+    results: Path, fit: list[str], no_cache: bool = False, text: bool = False
+) -> tuple[float, float, str]:
+    """(seconds, peak MiB of the largest process, stdout) of one regressions run (JSON, or
+    the default text listing)."""
     argv = [sys.executable, "-m", "jaxbench", "regressions", "--results", str(results)]
-    argv += ["--format", "json", *fit]
+    argv += [*fit] if text else ["--format", "json", *fit]
     argv += ["--no-cache"] if no_cache else []
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     start = time.perf_counter()
@@ -46,6 +58,12 @@ def run(results: Path, fit: list[str], no_cache: bool = False) -> tuple[float, f
         raise SystemExit(proc.stderr)
     # ru_maxrss only grows: a run below the earlier peak reads as that peak
     return elapsed, max(peak, before) / 1024, proc.stdout
+
+
+def cpu_seconds() -> float:
+    """User and system CPU time of the finished child processes so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def append_commit(results: Path, machine: str, env: str, k: int) -> None:
@@ -69,29 +87,44 @@ def main() -> None:
     parser.add_argument("--detector", choices=("binseg", "asv"), default="binseg")
     parser.add_argument("--quick", action="store_true", help="with --detector asv")
     parser.add_argument("--cold-only", action="store_true", help="only the cold scan")
+    parser.add_argument("--commits", type=int, default=900, help="of a history to generate")
+    parser.add_argument(
+        "--failing", action="store_true", help="gen_history.py --failing's history and logs"
+    )
+    parser.add_argument("--show", action="store_true", help="with --failing: print the listing")
     opts = parser.parse_args()
     results = opts.dir / "results"
+    logs = [opts.dir / f"asv-run-{machine}.log" for machine in ("m-a", "m-b")]
     if not results.is_dir():
         subprocess.run(
             [
                 sys.executable,
                 str(Path(__file__).parent / "gen_history.py"),
                 str(opts.dir),
-                *("--scale", str(opts.scale)),
+                *("--scale", str(opts.scale), "--commits", str(opts.commits)),
+                *(["--failing"] if opts.failing else []),
             ],
             check=True,
         )
+    if opts.failing and not all(log.is_file() for log in logs):
+        raise SystemExit(f"{opts.dir}: not written with gen_history.py --failing; use a new DIR")
     for extra in results.glob("*/feed*.json"):
         extra.unlink()  # appended by an earlier run of this script
     (results / CACHE).unlink(missing_ok=True)
     n_files = sum(1 for _ in results.glob("*/*-*.json"))
     fit = ["--detector", opts.detector] + (["--quick"] if opts.quick else [])
     print(f"history: {results} ({n_files} result files), fit: {' '.join(fit)}")
+    if opts.failing:
+        fit += [arg for log in logs for arg in ("--asv-log", str(log))]
 
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    spent = cpu_seconds()
     cold, cold_mem, cold_out = run(results, fit)
+    spent = cpu_seconds() - spent
     n_series = json.loads(cold_out)["series"]
     print(
-        f"cold:                        {cold:7.2f} s  peak {cold_mem:6.0f} MiB  ({n_series} series)"
+        f"cold:                        {cold:7.2f} s  peak {cold_mem:6.0f} MiB  "
+        f"({n_series} series; CPU {spent:.2f} s, its processes together)"
     )
     if opts.cold_only:
         (results / CACHE).unlink(missing_ok=True)
@@ -101,6 +134,17 @@ def main() -> None:
         f"cached, nothing changed:     {warm:7.2f} s  ({warm / cold:.1%} of cold)  "
         f"same answer: {warm_out == cold_out}"
     )
+    if opts.failing:
+        shown, _mem, listing = run(results, fit, text=True)
+        doc = json.loads(cold_out)
+        groups = doc["failing"]
+        print(
+            f"default text listing:        {shown:7.2f} s  {listing.count(chr(10))} lines; "
+            f"{sum(len(g['failures']) for g in groups)} failing series in {len(groups)} groups, "
+            f"{len(doc['events'])} events"
+        )
+        if opts.show:
+            print(listing, end="")
 
     append_commit(results, "m-a", "py3.10-numpy1", 1)
     inc, _mem, inc_out = run(results, fit)
@@ -123,6 +167,7 @@ def main() -> None:
     for extra in results.glob("*/feed*.json"):
         extra.unlink()
     (results / CACHE).unlink(missing_ok=True)
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

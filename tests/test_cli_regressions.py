@@ -62,8 +62,43 @@ def test_json_listing_is_versioned_and_stable(capsys: pytest.CaptureFixture[str]
     assert main(argv) == 0
     assert capsys.readouterr().out == first
     doc = json.loads(first)
-    assert doc["format"] == 4
+    assert doc["format"] == 5
     assert doc["detector"] == "asv"  # the fit that found the steps
+    group = doc["failing"][0]
+    assert set(group) == {
+        "machine",
+        "env_name",
+        "since_commit",
+        "date",
+        "last_good_commit",
+        "newly",
+        "retired",
+        "series_measured",
+        "whole_result",
+        "error",
+        "build_error",
+        "failed_commits",
+        "failures",
+    }
+    assert set(group["failures"][0]) == {
+        "benchmark",
+        "params",
+        "machine",
+        "env_name",
+        "version",
+        "since_commit",
+        "date",
+        "last_good_commit",
+        "newly",
+        "retired",
+        "failed_commits",
+        "measured_commits",
+        "newest_commit",
+        "error",
+    }
+    assert {tuple(r) for r in doc["retired"]} == {
+        ("machine", "env_name", "last_commit", "date", "later_commits")
+    }
     assert doc["warnings"] == []
     assert doc["unconfirmed"] == []  # pvlib's steps are all confirmed by their commits
     entry = next(r for r in doc["regressions"] if r["bad_commit"].startswith("d2c9bcd62"))
@@ -187,7 +222,7 @@ def test_subprocess_never_imports_jax(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert "LEAKED []" in proc.stderr
-    assert json.loads(proc.stdout)["format"] == 4
+    assert json.loads(proc.stdout)["format"] == 5
     proc = subprocess.run(
         [sys.executable, "-m", "jaxbench", "regressions", "--results", str(tmp_path / "none")],
         capture_output=True,
@@ -249,16 +284,18 @@ def test_pvlib_default_text_fits_a_screen(capsys: pytest.CaptureFixture[str]) ->
     out = capsys.readouterr().out
     lines = out.splitlines()
     # first the benchmarks failing at the newest commit: pvlib's b2eca71b failed
-    # everything in two environments (asv wrote null for each benchmark there)
+    # everything in two environments (asv wrote null for each benchmark there), the
+    # last commit either was measured in: one line each, retired, not news
     assert lines[0] == (
-        "14 benchmarks fail at the newest commit (14 newly failing, "
-        "0 failing at every commit measured), worst first:"
+        "14 benchmarks fail at the newest commit (0 newly failing, 0 failing at every "
+        "commit measured, 14 on retired environments), worst first; --failing lists each:"
     )
     start = next(i for i, line in enumerate(lines) if line.startswith("6 events"))
     failing = lines[1:start]
-    assert sum("failed at 1 of" in line for line in failing) == 14
-    assert sum(line.startswith("newly failing since b2eca71b") for line in failing) == 2
-    assert sum("every series measured there fails" in line for line in failing) == 2
+    assert len(failing) == 4
+    assert sum(line.startswith("failing since b2eca71b (last value at") for line in failing) == 2
+    assert sum(" (retired): every benchmark failed" in line for line in failing) == 2
+    assert failing[2].startswith("Retired (newer commits measured only on other machines")
     assert failing[-1].startswith("No error text: asv keeps none in its result files")
     lines = lines[start:]
     assert lines[0].startswith("6 events (11 regressed series of 129), worst first")

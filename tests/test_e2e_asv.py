@@ -328,26 +328,23 @@ def test_regressions_names_the_slower_commit(run: E2eRun) -> None:
 
 def test_regressions_names_what_fails_at_c4_with_its_error(run: E2eRun, tmp_path: Path) -> None:
     """c4's wrong answer: asv wrote null for the warm time and the first-call figures;
-    the listing names each as newly failing since c4, with the error line that
-    ``asv run --show-stderr`` printed, and --fail-on newly-failing exits 1."""
+    the listing groups them by cause, newly failing since c4, with the error line that
+    ``asv run --show-stderr`` printed (--failing: every one), and --fail-on
+    newly-failing exits 1."""
     log = tmp_path / "asv-run.log"
     log.write_text(run.asv_output, encoding="utf-8")
-    done = jaxbench(
-        run.repo.root,
-        "regressions",
-        "--results",
-        str(run.repo.results),
-        "--asv-log",
-        str(log),
-        "--fail-on",
-        "newly-failing",
-    )
+    argv = ["regressions", "--results", str(run.repo.results), "--asv-log", str(log)]
+    done = jaxbench(run.repo.root, *argv, "--fail-on", "newly-failing")
     assert done.returncode == 1, done.stdout + done.stderr
     c3, c4 = run.repo.commits[2][:8], run.repo.commits[3][:8]
     lines = done.stdout.splitlines()
     # time_warm, peakmem_call, the five first-call figures and the workload's peak RSS
     assert lines[0].startswith("8 benchmarks fail at the newest commit (8 newly failing"), lines
     assert lines[1].startswith(f"newly failing since {c4} (last value at {c3})"), lines
+    assert "ReferenceMismatch" in done.stdout  # the cause, on the group's line
+    done = jaxbench(run.repo.root, *argv, "--failing")
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
     warm = next(line for line in lines if line.startswith(f"   {PREDICT}.time_warm(64)  "))
     assert "failed at 1 of 4 commits: jaxbench.errors.ReferenceMismatch: predict output" in warm
     for name in FIRST_CALL:

@@ -200,14 +200,16 @@ def test_json_carries_the_failures(run: Run) -> None:
     done = regressions(run, "--format", "json", "--asv-log", str(run.log))
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
-    assert doc["format"] == 4
+    assert doc["format"] == 5
     assert doc["newly_failing"] == 2
+    assert doc["retired"] == []
     assert doc["asv_logs"] == [str(run.log)]
     newly, always = doc["failing"]
     assert newly["newly"] is True
     assert newly["since_commit"] == run.commits[2]
     assert newly["last_good_commit"] == run.commits[1]
-    assert (newly["series_measured"], newly["whole_environment"]) == (6, False)
+    assert (newly["series_measured"], newly["whole_result"], newly["retired"]) == (6, False, False)
+    assert (newly["error"], newly["build_error"], newly["failed_commits"]) == (ERROR, False, 1)
     assert [f["params"] for f in newly["failures"]] == [["1"], ["2"]]
     first = newly["failures"][0]
     assert first["benchmark"] == "bench.Suite.time_step"
@@ -287,7 +289,7 @@ def test_publish_summary_and_page_name_them(
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith(
         f"jaxbench: published {run.root / 'html'}: 0 regression(s) and 3 failing "
-        "benchmark(s) (2 newly failing) listed in "
+        "benchmark(s) in 2 group(s) (2 newly failing) listed in "
     )
     assert out[1].startswith("3 benchmarks fail at the newest commit (2 newly failing")
     assert f"   bench.Suite.time_step(1)  failed at 1 of 3 commits: {ERROR}" in out
@@ -510,16 +512,288 @@ def test_a_missing_asv_log_is_one_line_and_exit_2(
 def test_pvlib_newest_commit_failed_whole_environments(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """pvlib's real history: at b2eca71b asv wrote null for every benchmark of two
-    environments (7 series each); both groups say the environment, not the code."""
+    """pvlib's real history: at b2eca71b (2022-08-16) asv wrote null for every benchmark
+    of two environments (7 series each), which were then never measured again: the next
+    day's commits were measured in two new environments ("-build-" in their names), up to
+    2023-03-18. Each is one whole-result line, on a retired environment: not news."""
     from conftest import PVLIB_RESULTS
 
     argv = ["regressions", "--results", str(PVLIB_RESULTS), "--no-cache", "--format", "json"]
-    assert main(argv) == 0
+    assert main([*argv, "--fail-on", "newly-failing"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["newly_failing"] == 14
+    assert doc["newly_failing"] == 0
     assert [
-        (g["since_commit"][:8], g["series_measured"], g["whole_environment"])
+        (g["since_commit"][:8], g["series_measured"], g["whole_result"], g["retired"], g["newly"])
         for g in doc["failing"]
-    ] == [("b2eca71b", 7, True), ("b2eca71b", 7, True)]
+    ] == [("b2eca71b", 7, True, True, False), ("b2eca71b", 7, True, True, False)]
     assert all(f["error"] is None for g in doc["failing"] for f in g["failures"])
+    # 12 environments over the years: the two measured at the newest commit are live
+    live = {f.stem[9:] for f in PVLIB_RESULTS.glob("*/7a2ec9b4-*.json")}
+    assert len(live) == 2
+    assert len(doc["retired"]) == 10
+    assert not live & {r["env_name"] for r in doc["retired"]}
+    retired = {r["env_name"]: r for r in doc["retired"]}
+    for group in doc["failing"]:
+        assert retired[group["env_name"]]["last_commit"] == group["since_commit"]
+        assert retired[group["env_name"]]["later_commits"] == 60
+    assert main([*argv[:-2], "--fail-on", "failing"]) == 0
+    text = capsys.readouterr().out.splitlines()
+    assert text[0] == (
+        "14 benchmarks fail at the newest commit (0 newly failing, 0 failing at every "
+        "commit measured, 14 on retired environments), worst first; --failing lists each:"
+    )
+    assert text[1].startswith("failing since b2eca71b (last value at 4d75e259)  2022-08-16  7 of 7")
+    assert text[1].endswith(
+        " (retired): every benchmark failed (a build, install or suite import that failed; "
+        "no error text)"
+    )
+    assert text[3].startswith("Retired (newer commits measured only on other machines or ")
+    assert text[3].endswith("their failures are not newly failing and --fail-on ignores them.")
+
+
+# --- whole results and retired environments -------------------------------------------
+
+BUILD_FAILURE = Path(__file__).parent / "data" / "asv-build-failure"
+BUILD_ENV = "virtualenv-py3.11"
+IMPORT_ERROR = "ImportError: cannot import name _core from partially initialized module proj"
+BUILD_ERROR = "error: Microsoft Visual C++ 14.0 or greater is required"
+
+
+def test_asv_log_of_a_failed_build_gives_its_error_once_for_the_environment() -> None:
+    """Real asv output (tests/data/asv-build-failure): at 92ff49f1 the build failed and asv
+    skipped every benchmark; at 42846112 each benchmark failed at the suite's import."""
+    from jaxbench.store.asv_log import read_asv_log
+
+    log = read_asv_log([BUILD_FAILURE / "asv-run.log"])
+    assert log.build_errors == {("92ff49f1", BUILD_ENV): BUILD_ERROR}
+    assert log.build_error(BUILD_ENV, "92ff49f1cc6f2e70b14275677ca76c52c7107494") == BUILD_ERROR
+    assert log.build_error(BUILD_ENV, "42846112") is None
+    key = SeriesKey(MACHINE, BUILD_ENV, "bench.S.time_b", ("2",), None)
+    assert log.error(key, "42846112") == IMPORT_ERROR
+    assert log.error(key, "92ff49f1") is None  # skipped: no benchmark ran
+    # a build that printed no error, in a log of several environments built together
+    other = parse_asv_log(
+        [
+            "[ 0.00%] · For p commit 0123abcd <main>:\n",
+            "[ 0.00%] ·· Building for env-a, env-b\n",
+            "[ 0.00%] ··· Error running python -m pip wheel . (exit status 1)\n",
+            "             STDOUT -------->\n",
+            "             collected\n",
+            "             STDERR -------->\n",
+            "             \n",
+            "[ 0.00%] ·· Skipping env-a\n",
+            "[50.00%] ··· m.f skipped\n",
+            "[50.00%] ·· Skipping env-b\n",
+            "[99.00%] ··· m.f skipped\n",
+        ]
+    )
+    assert other.build_errors == {("0123abcd", "env-a"): "collected", ("0123abcd", "env-b"): ""}
+
+
+def _one_line_listing(
+    results: Path, capsys: pytest.CaptureFixture[str], *args: str
+) -> tuple[list[str], dict[str, Any]]:
+    argv = ["regressions", "--results", str(results), "--no-cache", *args]
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert main([*argv, "--format", "json"]) == 0
+    return lines, json.loads(capsys.readouterr().out)
+
+
+def test_a_whole_result_failure_is_one_line_with_the_cause_asv_gave(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Every benchmark failed at the last two commits (a build, then an import): one line,
+    whose cause is the newest commit's; without the log, it says what it likely is."""
+    log = ["--asv-log", str(BUILD_FAILURE / "asv-run.log")]
+    lines, doc = _one_line_listing(BUILD_FAILURE / "results", capsys, *log)
+    whole = (
+        "newly failing since 92ff49f1 (last value at 8560cfcf)  2026-01-03  3 of 3 series  "
+        f"{MACHINE} / {BUILD_ENV}: every benchmark failed"
+    )
+    assert lines == [
+        "3 benchmarks fail at the newest commit (3 newly failing, 0 failing at every commit "
+        "measured), worst first; --failing lists each:",
+        f"{whole}: {IMPORT_ERROR}",
+        "No regressions in 3 series.",
+    ]
+    (group,) = doc["failing"]
+    assert (group["whole_result"], group["failed_commits"]) == (True, 2)
+    assert (group["error"], group["build_error"]) == (IMPORT_ERROR, False)
+    every, _doc = _one_line_listing(BUILD_FAILURE / "results", capsys, *log, "--failing")
+    assert every[2:5] == [
+        f"   bench.S.time_b(1)  failed at 2 of 4 commits: {IMPORT_ERROR}",
+        f"   bench.S.time_b(2)  failed at 2 of 4 commits: {IMPORT_ERROR}",
+        f"   bench.time_a  failed at 2 of 4 commits: {IMPORT_ERROR}",
+    ]
+    # up to the failed build only: its error stands for every benchmark
+    results = tmp_path / "results"
+    shutil.copytree(BUILD_FAILURE / "results", results)
+    (results / MACHINE / f"42846112-{BUILD_ENV}.json").unlink()
+    lines, doc = _one_line_listing(results, capsys, *log)
+    assert lines[1] == f"{whole}; asv could not build or install it: {BUILD_ERROR}"
+    assert not any(line.startswith("No error text") for line in lines)
+    (group,) = doc["failing"]
+    assert (group["error"], group["build_error"], group["failed_commits"]) == (
+        BUILD_ERROR,
+        True,
+        1,
+    )
+    lines, _doc = _one_line_listing(results, capsys)
+    assert lines[1] == (f"{whole} (a build, install or suite import that failed; no error text)")
+    assert lines[2].startswith("No error text: asv keeps none in its result files")
+
+
+def test_an_environment_no_longer_measured_is_retired_not_news(
+    asv_writer: AsvResultsWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An environment whose last commit failed, then replaced by another for 20 commits:
+    its failure is listed as retired, and neither --fail-on counts it."""
+    asv_writer.add_benchmark("w.W.time_x")
+    asv_writer.write_meta()
+    day = 86_400_000
+    for i in range(30):
+        value = None if i == 9 else 1e-5
+        env = "old" if i < 10 else "new"
+        asv_writer.write_result(
+            commit_hash(i), 1_700_000_000_000 + i * day, {"w.W.time_x": value}, env_name=env
+        )
+    argv = ["regressions", "--results", str(asv_writer.root), "--no-cache"]
+    for gate in ("newly-failing", "failing"):
+        assert main([*argv, "--fail-on", gate]) == 0
+        out = capsys.readouterr().out.splitlines()
+    assert out[:4] == [
+        "1 benchmark fails at the newest commit (0 newly failing, 0 failing at every commit "
+        "measured, 1 on retired environments), worst first:",
+        f"failing since {commit_hash(9)[:8]} (last value at {commit_hash(8)[:8]})  2023-11-23  "
+        "1 of 1 series  m1 / old (retired)",
+        "   w.W.time_x  failed at 1 of 10 commits: no error text",
+        f"Retired (newer commits measured only on other machines or environments): m1 / old "
+        f"after {commit_hash(9)[:8]} (20 newer commits); its failures are not newly failing "
+        "and --fail-on ignores them.",
+    ]
+    assert main([*argv, "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["newly_failing"] == 0
+    assert doc["retired"] == [
+        {
+            "machine": "m1",
+            "env_name": "old",
+            "last_commit": commit_hash(9),
+            "date": 1_700_000_000_000 + 9 * day,
+            "later_commits": 20,
+        }
+    ]
+    # the same failure on the environment measured at the newest commit is news
+    asv_writer.write_result(
+        commit_hash(30), 1_700_000_000_000 + 30 * day, {"w.W.time_x": None}, env_name="new"
+    )
+    assert main([*argv, "--fail-on", "newly-failing"]) == 1
+    assert capsys.readouterr().out.startswith("2 benchmarks fail at the newest commit (1 newly")
+
+
+def test_retired_allows_each_environment_its_own_cadence(asv_writer: AsvResultsWriter) -> None:
+    """Commit dates, 100 days: one environment every day, one every other day, a weekly one
+    (7 days behind the newest), one stopped at day 50 and one measured once, at day 0:
+    the last two are retired."""
+    from jaxbench.analyse.failures import retired_of
+    from jaxbench.store.series_table import load_series_table
+
+    asv_writer.add_benchmark("w.W.time_x")
+    asv_writer.write_meta()
+    day = 86_400_000
+    measured = {
+        "daily": range(100),
+        "every-other": range(1, 100, 2),
+        "weekly": range(0, 93, 7),
+        "stopped": range(51),
+        "once": range(1),
+    }
+    for env, days in measured.items():
+        for i in days:
+            asv_writer.write_result(
+                commit_hash(i), 1_700_000_000_000 + i * day, {"w.W.time_x": 1e-5}, env_name=env
+            )
+    table = load_series_table(asv_writer.root, use_cache=False)
+    retired = retired_of(table.files)
+    assert sorted(retired) == [("m1", "once"), ("m1", "stopped")]
+    assert retired[("m1", "stopped")].later_commits == 49
+    assert retired[("m1", "once")].later_commits == 99
+
+
+def _groups(n_groups: int, per_group: int) -> list[Any]:
+    """``n_groups`` partial groups of ``per_group`` series each, each its own cause."""
+    from jaxbench.analyse.failures import Failure, group_failures
+
+    failures = [
+        Failure(
+            key=SeriesKey("m1", "env", f"b.B{g:02d}.time_x", (str(k),), None),
+            since_commit=commit_hash(g),
+            date=1_700_000_000_000 + g * 86_400_000,
+            last_good_commit=commit_hash(100 + g),
+            failed_commits=1 + g,
+            measured_commits=50,
+            newest_commit=commit_hash(99),
+            series_measured=n_groups * per_group,
+            error=f"ValueError: {g}",
+        )
+        for g in range(n_groups)
+        for k in range(per_group)
+    ]
+    return group_failures(failures)
+
+
+def test_the_failures_fit_their_budget_most_important_first() -> None:
+    """40 causes of 5 series each in 20 lines: the first groups keep their worst series,
+    the rest are counted in one line; --failing lists every series."""
+    from jaxbench.render.failures import failures_text
+
+    groups = _groups(40, 5)
+    assert [g.failed_commits for g in groups[:2]] == [40, 39]  # the longest run first
+    lines = failures_text(groups, budget=20)
+    assert len(lines) == 20
+    assert lines[0].endswith("worst first; --failing lists each:")
+    assert lines[1].startswith(f"newly failing since {commit_hash(39)[:8]}")
+    assert lines[1].endswith(": ValueError: 39")
+    assert lines[2] == "   b.B39.time_x(0)  failed at 40 of 50 commits: ValueError: 39"
+    assert lines[5] == "   ... and 2 more series (--failing, --format json)"
+    assert lines[6].startswith(f"newly failing since {commit_hash(38)[:8]}")
+    shown = [line for line in lines if line.startswith("newly failing since")]
+    assert len(shown) == 20 - 1 - 4 - 1  # the summary, the first's series, the count
+    assert lines[-1] == "... and 26 more groups of failing benchmarks (130 series)"
+    every = failures_text(groups, every=True)
+    assert len(every) == 1 + 40 * 6  # the summary, each group and its series
+    assert not any("... and" in line for line in every)
+
+
+def test_the_events_keep_the_screen_whatever_the_failures() -> None:
+    """The listing's two parts share 60 lines: failures at most 20 when the events need
+    the rest; all of them when the events leave room."""
+    from jaxbench.render.regressions import FAILURE_LINES, SCREEN_LINES, listing_text
+
+    groups = _groups(40, 5)
+    asked: list[int | None] = []
+
+    def events(n: int) -> Any:
+        def text(budget: int | None) -> str:
+            asked.append(budget)
+            lines = n if budget is None else min(n, budget)
+            return "".join(f"event line {i}\n" for i in range(lines))
+
+        return text
+
+    screen = listing_text(groups, events(50)).splitlines()
+    assert len(screen) == SCREEN_LINES
+    assert sum(line.startswith("event line") for line in screen) == SCREEN_LINES - FAILURE_LINES
+    assert asked == [SCREEN_LINES, SCREEN_LINES - FAILURE_LINES]
+    few = listing_text(groups, events(5)).splitlines()
+    assert len(few) == SCREEN_LINES
+    assert sum(line.startswith("event line") for line in few) == 5
+    # --limit N / --series: the events as asked, the failures in their share
+    asked.clear()
+    many = listing_text(groups, events(100), budgeted=False).splitlines()
+    assert asked == [None]
+    assert len(many) == FAILURE_LINES + 100
+    # --failing: every failing series, the events on a screen of their own
+    every = listing_text(groups, events(100), every_failing=True).splitlines()
+    assert len(every) == 1 + 40 * 6 + SCREEN_LINES

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from jaxbench.analyse.detect import DEFAULT_DETECTOR, DETECTORS
 from jaxbench.commands import add_asv_log_argument
-from jaxbench.render.regressions import failures_text
+from jaxbench.render.failures import publish_lines
+from jaxbench.render.regressions import FAILURE_LINES
 from jaxbench.render.site import publish
 
 __all__ = ["HELP", "add_arguments", "run"]
@@ -57,13 +58,14 @@ def run(args: argparse.Namespace) -> int:
         detector=args.detector,
         asv_logs=tuple(args.asv_log),
     )
-    failing = sum(len(g.failures) for g in outcome.failing)
-    newly = sum(len(g.failures) for g in outcome.failing if g.newly)
-    print(
-        f"jaxbench: published {outcome.html_dir}: {outcome.regressions} regression(s) and "
-        f"{failing} failing benchmark(s) ({newly} newly failing) listed in "
-        f"{outcome.regressions_page}"
+    lines = publish_lines(
+        outcome.html_dir,
+        outcome.regressions_page,
+        outcome.regressions,
+        outcome.failing,
+        args.asv_log,
+        budget=FAILURE_LINES,
     )
-    for line in failures_text(outcome.failing, args.asv_log):
+    for line in lines:
         print(line)
     return 0

@@ -8,17 +8,23 @@ machine fingerprint changes, fits steps to each piece (``--detector``: binseg,
 asv publish's rule (see :mod:`jaxbench.analyse.detect`) and groups them into events, one per
 machine, environment and commit (:mod:`jaxbench.analyse.events`).
 
-First it names every benchmark that fails at the newest commit of its
-machine and environment (:mod:`jaxbench.analyse.failures`): newly failing
-first (it had a value at an earlier commit), then those that never had one,
-each with since which commit, at how many commits, and the last line of its
-error where ``--asv-log`` gives the output of ``asv run --show-stderr``
-(:mod:`jaxbench.store.asv_log`; asv's result files keep no error text).
+First it names the benchmarks that fail at the newest commit of their
+machine and environment (:mod:`jaxbench.analyse.failures`), one line per
+machine, environment, commit and cause: a whole result that failed (a build,
+install or suite import) in one line, a partial failure with its worst
+series; newly failing first (it had a value at an earlier commit), then those
+that never had one, then those of retired environments (no longer measured:
+never news). The cause is the last line of the error where ``--asv-log``
+gives the output of ``asv run --show-stderr`` (:mod:`jaxbench.store.asv_log`;
+asv's result files keep no error text). The text fits one screen
+(:func:`jaxbench.render.regressions.listing_text`); ``--failing`` lists every
+failing series.
 
 Exit status 0 whether or not something is found (it is a listing), unless
 ``--fail-on``: 1 when a benchmark newly fails (``newly-failing``) or any
-benchmark fails (``failing``) at the newest commit; 2 on bad input. The text
-and JSON formatters are :mod:`jaxbench.render.regressions`.
+benchmark fails (``failing``) at the newest commit, retired environments
+aside; 2 on bad input. The text and JSON formatters are
+:mod:`jaxbench.render.regressions`.
 
 A fitted step is listed only when the values confirm it
 (:mod:`jaxbench.analyse.evidence`: exact figures at once; the others by a
@@ -43,7 +49,7 @@ from typing import TYPE_CHECKING
 from jaxbench.analyse.detect import DEFAULT_DETECTOR, DETECTORS
 from jaxbench.commands import add_asv_log_argument
 from jaxbench.errors import UsageError
-from jaxbench.render.regressions import DEFAULT_LIMIT, JSON_FORMAT
+from jaxbench.render.regressions import DEFAULT_LIMIT, JSON_FORMAT, SCREEN_LINES
 
 __all__ = ["FAIL_ON", "HELP", "JSON_FORMAT", "add_arguments", "run"]
 
@@ -105,8 +111,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--limit",
         type=int,
-        default=DEFAULT_LIMIT,
-        help=f"events shown in the text listing (default {DEFAULT_LIMIT}; 0: all)",
+        default=None,
+        help=f"events shown in the text listing (default: up to {DEFAULT_LIMIT}, as many as "
+        f"fit the {SCREEN_LINES}-line screen with the failures; 0: all)",
+    )
+    parser.add_argument(
+        "--failing",
+        action="store_true",
+        help="list every failing series (by default one line per machine, environment, "
+        "commit and cause, with the worst few series of each)",
     )
     parser.add_argument(
         "--series",
@@ -144,7 +157,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="exit 1 when a benchmark fails at the newest commit: newly-failing (it had a "
         "value at an earlier commit; the main workflow's gate) or failing (also those that "
-        "never had one); default: exit 0, a listing",
+        "never had one); retired environments (no longer measured) never count; default: "
+        "exit 0, a listing",
     )
 
 
@@ -190,7 +204,7 @@ def _since_date(since: str, commit_dates: dict[str, int]) -> int:
 def _check_options(args: argparse.Namespace) -> re.Pattern[str] | None:
     if args.min_ratio is not None and (not math.isfinite(args.min_ratio) or args.min_ratio < 1):
         raise UsageError(f"--min-ratio {args.min_ratio} must be a number >= 1, e.g. 1.2")
-    if args.limit < 0:
+    if args.limit is not None and args.limit < 0:
         raise UsageError(f"--limit {args.limit} must be >= 0 (0: all events)")
     if args.benchmark is None:
         return None
@@ -207,13 +221,13 @@ def run(args: argparse.Namespace) -> int:
     from jaxbench.analyse.detect import DEFAULT_THRESHOLD, scan
     from jaxbench.analyse.events import group_events
     from jaxbench.analyse.evidence import unconfirmed_summary
-    from jaxbench.analyse.failures import failing_groups
+    from jaxbench.analyse.failures import failing_groups, retired_environments
     from jaxbench.render.regressions import (
         changes_text,
-        failures_text,
         format_events,
         format_json,
         format_text,
+        listing_text,
     )
     from jaxbench.store.asv_log import read_asv_log
     from jaxbench.store.series_table import load_series_table, save_fits
@@ -229,7 +243,8 @@ def run(args: argparse.Namespace) -> int:
         results_dir, machine=args.machine, env_name=args.env, use_cache=not args.no_cache
     )
     paired, paired_doc = _paired(results_dir, table, args)  # bad files stop before any write
-    failing = failing_groups(table, read_asv_log(args.asv_log).error, pattern)
+    log = read_asv_log(args.asv_log)
+    failing = failing_groups(table, log.error, pattern, log.build_error)
     found, fits = scan(
         table,
         threshold=threshold,
@@ -265,6 +280,7 @@ def run(args: argparse.Namespace) -> int:
                 unconfirmed=unconfirmed,
                 detector=args.detector,
                 failing=failing,
+                retired=retired_environments(table, machine=args.machine, env_name=args.env),
                 asv_logs=args.asv_log,
                 paired_history=paired_doc,
             )
@@ -272,21 +288,31 @@ def run(args: argparse.Namespace) -> int:
         return status
     for warning in table.warnings:
         print(f"jaxbench: warning: {warning}", file=sys.stderr)
-    text = "".join(line + "\n" for line in failures_text(failing, args.asv_log))
-    if args.unconfirmed:
-        text = format_text(unconfirmed, found.n_series, what="unconfirmed step")
-    elif args.series:
-        text += format_text(regressions, found.n_series)
-        text += "".join(line + "\n" for line in changes_text(changes))
-        if unconfirmed:
-            text += unconfirmed_summary(unconfirmed) + "\n"
-    else:
-        text += format_events(
+
+    def events_text(budget: int | None) -> str:
+        if args.series:
+            tail = [*changes_text(changes), unconfirmed_summary(unconfirmed)]
+            return format_text(regressions, found.n_series) + "".join(f"{x}\n" for x in tail if x)
+        return format_events(
             events,
             found.n_series,
-            limit=args.limit,
+            limit=DEFAULT_LIMIT if args.limit is None else args.limit,
             machine_changes=changes,
             unconfirmed=unconfirmed,
+            budget=budget,
+        )
+
+    if args.unconfirmed:
+        text = format_text(unconfirmed, found.n_series, what="unconfirmed step")
+    else:
+        text = listing_text(
+            failing,
+            events_text,
+            asv_logs=args.asv_log,
+            every_failing=args.failing,
+            budgeted=args.limit is None and not args.series,
+            # the paired section (a blank line, then its own) shares the screen
+            screen=max(SCREEN_LINES - (paired.count("\n") + 1 if paired else 0), SCREEN_LINES // 2),
         )
     sys.stdout.write(text)
     if paired:
@@ -295,8 +321,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _status(failing: list[FailureGroup], fail_on: str | None) -> int:
-    """1 when ``--fail-on`` finds what it names among ``failing``, else 0."""
-    if fail_on == "failing" and failing:
+    """1 when ``--fail-on`` finds what it names among ``failing`` (retired aside), else 0."""
+    if fail_on == "failing" and any(not g.retired for g in failing):
         return 1
     if fail_on == "newly-failing" and any(g.newly for g in failing):
         return 1

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from jaxbench.analyse.detect import MachineChange, Regression
 from jaxbench.analyse.events import Event
 from jaxbench.analyse.evidence import unconfirmed_summary
-from jaxbench.analyse.failures import FailureGroup
+from jaxbench.analyse.failures import Failure, FailureGroup
 from jaxbench.analyse.kinds import TOLERANCE_TRACK, UNCHECKED_TRACK, Kind, method_of
 from jaxbench.errors import UsageError
 from jaxbench.render import links
@@ -561,6 +561,46 @@ def _unchecked_section(
     )
 
 
+def _failure_rows(
+    failures: Sequence[Failure],
+    *,
+    env_params: Mapping[tuple[str, str], Mapping[str, str]],
+    param_names: Mapping[str, Sequence[str]],
+    hash_length: int,
+) -> str:
+    rows: list[str] = []
+    for f in failures:
+        key = f.key
+        url, shown = _graph_and_params(
+            key.benchmark,
+            key.machine,
+            key.env_name,
+            key.params,
+            (f.last_good_commit, f.since_commit),
+            env_params=env_params,
+            param_names=param_names,
+            hash_length=hash_length,
+        )
+        error = (
+            f'<code class="error">{_esc(f.error)}</code>'
+            if f.error is not None
+            else '<span class="no-error">no error text</span>'
+        )
+        rows.append(
+            f'<tr class="failing{" newly" if f.newly else ""}" '
+            f'data-commit="{_esc(f.since_commit)}">'
+            f'<td class="bench"><a href="{_esc(url)}">{_esc(key.benchmark)}</a></td>'
+            f"<td>{_esc(shown)}</td>"
+            f'<td class="num">{f.failed_commits} of {f.measured_commits}</td>'
+            f"<td>{error}</td></tr>"
+        )
+    return (
+        '<table class="failing"><thead><tr><th>Benchmark</th><th>Parameters</th>'
+        '<th class="num">Failed at (commits)</th><th>Last line of its error</th></tr>'
+        f"</thead><tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
 def _failing_section(
     groups: Sequence[FailureGroup],
     *,
@@ -569,70 +609,78 @@ def _failing_section(
     hash_length: int,
     no_error: str,
 ) -> str:
-    """Benchmarks that fail at the newest commit (asv's null results), newly failing first."""
-    from jaxbench.render.regressions import WHOLE_ENVIRONMENT_LABEL, failure_group_title
+    """Benchmarks failing at the newest commit (asv's null results), grouped as the text
+    listing groups them: one line per machine, environment, commit and cause; a whole
+    result's series folded away, a partial failure's worst few shown, the rest folded."""
+    from jaxbench.render.failures import (
+        TOP_FAILURES,
+        failure_cause,
+        failure_counts,
+        failure_group_title,
+        retired_note,
+    )
+
+    def table(failures: Sequence[Failure]) -> str:
+        return _failure_rows(
+            failures, env_params=env_params, param_names=param_names, hash_length=hash_length
+        )
 
     items: list[str] = []
-    total = 0
     for group in groups:
-        rows: list[str] = []
-        for f in group.failures:
-            key = f.key
-            url, shown = _graph_and_params(
-                key.benchmark,
-                key.machine,
-                key.env_name,
-                key.params,
-                (f.last_good_commit, f.since_commit),
-                env_params=env_params,
-                param_names=param_names,
-                hash_length=hash_length,
+        members = group.failures
+        if group.whole_result:
+            body = (
+                f'<details class="series"><summary>its {len(members)} series</summary>'
+                f"{table(members)}</details>"
             )
-            error = (
-                f'<code class="error">{_esc(f.error)}</code>'
-                if f.error is not None
-                else '<span class="no-error">no error text</span>'
-            )
-            rows.append(
-                f'<tr class="failing{" newly" if f.newly else ""}" '
-                f'data-commit="{_esc(f.since_commit)}">'
-                f'<td class="bench"><a href="{_esc(url)}">{_esc(key.benchmark)}</a></td>'
-                f"<td>{_esc(shown)}</td>"
-                f'<td class="num">{f.failed_commits} of {f.measured_commits}</td>'
-                f"<td>{error}</td></tr>"
-            )
-        total += len(rows)
-        whole = (
-            f' <span class="flag broad">{_esc(WHOLE_ENVIRONMENT_LABEL)}</span>'
-            if group.whole_environment
-            else ""
-        )
+        else:
+            top = members if len(members) <= TOP_FAILURES + 1 else members[:TOP_FAILURES]
+            body = table(top)
+            if len(top) < len(members):
+                body += (
+                    f'<details class="more"><summary>... and {len(members) - len(top)} more '
+                    f"series</summary>{table(members[len(top) :])}</details>"
+                )
         title = failure_group_title(group).replace(
             group.since_commit[:8], group.since_commit[:hash_length]
         )
-        items.append(
-            f'<li class="failure-group{" newly" if group.newly else ""}" '
-            f'data-commit="{_esc(group.since_commit)}">'
-            f'<span class="what">{_esc(title)}</span> {_esc(_date(group.date))}: '
-            f"{len(group.failures)} of {group.series_measured} series, {_esc(group.machine)} / "
-            f'<span class="env">{_esc(group.env_name)}</span>{whole}'
-            '<table class="failing"><thead><tr><th>Benchmark</th><th>Parameters</th>'
-            '<th class="num">Failed at (commits)</th><th>Last line of its error</th></tr>'
-            f"</thead><tbody>{''.join(rows)}</tbody></table></li>"
+        cause = failure_cause(group)
+        classes = " ".join(
+            name
+            for name, on in (
+                ("failure-group", True),
+                ("newly", group.newly),
+                ("whole", group.whole_result),
+                ("retired", group.retired),
+            )
+            if on
         )
+        items.append(
+            f'<li class="{classes}" data-commit="{_esc(group.since_commit)}">'
+            f'<span class="what">{_esc(title)}</span> {_esc(_date(group.date))}: '
+            f"{len(members)} of {group.series_measured} series, {_esc(group.machine)} / "
+            f'<span class="env">{_esc(group.env_name)}</span>'
+            + (' <span class="flag retired">retired</span>' if group.retired else "")
+            + (f': <span class="cause">{_esc(cause)}</span>' if cause else "")
+            + f"{body}</li>"
+        )
+    total, newly, always, retired = failure_counts(groups)
     if items:
         body = f'<ol class="failing">{"".join(items)}</ol>'
+        if retired:
+            body += f'<p class="retired-note">{_esc(retired_note(groups))}</p>'
         if no_error:
             body += f'<p class="no-error-text">{_esc(no_error)}</p>'
     else:
         body = '<p class="none">None: every benchmark has a value at the newest commit.</p>'
-    newly = sum(len(g.failures) for g in groups if g.newly)
+    on_retired = f"; {retired} on retired environments, no longer measured" if retired else ""
     return (
         f'<section id="failing"><h2>Failing at the newest commit <span class="count">{total}'
         f'</span></h2><p class="explain">asv recorded no value for these at the newest '
         f"commit of their machine and environment ({newly} newly failing: they had a value "
-        "before; the rest never had one). No regression can be seen in a figure that is "
-        f"not measured.</p>{body}</section>"
+        f"before; {always} never had one{on_retired}), one line per machine, environment, "
+        "commit and cause. No regression can be seen in a figure that is not measured.</p>"
+        f"{body}</section>"
     )
 
 
@@ -674,7 +722,8 @@ def render_regressions_page(
     for regression in regressions:
         by_kind.setdefault(regression.kind, []).append(regression)
     n_failing = sum(len(g.failures) for g in failing)
-    n_newly = sum(len(g.failures) for g in failing if g.newly)
+    n_newly = sum(f.newly for g in failing for f in g.failures)
+    n_retired = sum(f.retired for g in failing for f in g.failures)
     toc = (
         (
             '<li><a href="#failing">Failing benchmarks</a> '
@@ -729,7 +778,9 @@ def render_regressions_page(
         "commit of their series. Each benchmark links to its asv graph with the step's "
         "commits highlighted."
         + (
-            f" {n_failing} benchmark(s) fail at the newest commit ({n_newly} newly failing)."
+            f" {n_failing} benchmark(s) fail at the newest commit ({n_newly} newly failing"
+            + (f", {n_retired} on retired environments" if n_retired else "")
+            + ")."
             if n_failing
             else ""
         )

@@ -1,30 +1,48 @@
 """``jaxbench regressions``'s listing as text and as its versioned JSON document (pure).
 
-The text lists, worst first, the benchmarks that fail at the newest commit
-(:mod:`jaxbench.analyse.failures`: newly failing first, each with since which
-commit, at how many commits and the last line of its error), then the events
-(:mod:`jaxbench.analyse.events`) or, with ``--series``, every step. The JSON
-document's version is :data:`JSON_FORMAT`.
+The text lists the benchmarks that fail at the newest commit
+(:mod:`jaxbench.analyse.failures`, grouped: :mod:`jaxbench.render.failures`),
+then the events (:mod:`jaxbench.analyse.events`) or, with ``--series``, every
+step. By default the whole listing fits one screen, :data:`SCREEN_LINES`
+lines (:func:`listing_text`): the failures take what the events leave, and
+at least :data:`FAILURE_LINES` lines when both need more, so that failures
+never push the events off the screen; each part shows its most important
+first and counts the rest. ``--failing``, ``--limit N`` / ``--limit 0`` and
+``--series`` lift the budget of their part. The JSON document's version is
+:data:`JSON_FORMAT`; it is always complete.
 
 JSON output (``--format json``) is versioned::
 
-    {"format": 4, "detector": "binseg", "series": N, "failing": [...],
-     "newly_failing": N, "asv_logs": ["..."], "events": [...],
+    {"format": 5, "detector": "binseg", "series": N, "failing": [...],
+     "newly_failing": N, "retired": [...], "asv_logs": ["..."], "events": [...],
      "regressions": [...], "unconfirmed": [...], "machine_changes": [...],
      "warnings": ["...", ...]}
 
 ``detector`` names the step fit that found the steps (``--detector``).
-``failing`` holds the groups of benchmarks failing at the newest commit,
-newly failing first: ``machine``, ``env_name``, ``since_commit``, ``date``
-(ms, of ``since_commit``), ``last_good_commit`` (null: never had a value),
-``newly``, ``series_measured`` (series measured at the newest commit there),
-``whole_environment`` (every one of them fails) and ``failures``, each with
-``benchmark``, ``params``, ``machine``,
+``failing`` holds the groups of benchmarks failing at the newest commit of
+their machine and environment, one per machine, environment, commit and
+cause, most important first: ``machine``, ``env_name``, ``since_commit``,
+``date`` (ms, of ``since_commit``), ``last_good_commit`` (null: never had a
+value), ``newly`` (it had a value, on a live environment), ``retired`` (its
+machine and environment are no longer measured: never newly failing,
+ignored by ``--fail-on``), ``series_measured`` (series measured at the newest
+commit there), ``whole_result`` (every benchmark of the newest result file
+failed: a build, install or suite import), ``error`` (the cause: asv's build
+or install error, else the error line of its series, the most common one
+for a whole result; null: no log holds one), ``build_error`` (``error`` is
+asv's build or install error), ``failed_commits`` (commits failed in a row
+up to the newest: the whole result's, else the most of its series') and
+``failures``, each with ``benchmark``, ``params``, ``machine``,
 ``env_name``, ``version``, ``since_commit``, ``date``, ``last_good_commit``,
-``newly``, ``failed_commits`` (commits failed in a row up to the newest),
-``measured_commits``, ``newest_commit`` and ``error`` (the last line of its
-error from ``--asv-log``; null when no log holds it). ``newly_failing``
-counts the newly failing series; ``asv_logs`` lists the logs read.
+``newly``, ``retired``, ``failed_commits`` (commits failed in a row up to the
+newest), ``measured_commits``, ``newest_commit`` and ``error`` (the last line
+of its error from ``--asv-log``; null when no log holds it).
+``newly_failing`` counts the newly failing series (none on a retired
+environment); ``retired`` lists the retired machines and environments
+(``machine``, ``env_name``, ``last_commit``, ``date``, ``later_commits``:
+newer commits measured elsewhere; see
+:func:`jaxbench.analyse.failures.retired_of`); ``asv_logs`` lists the
+logs read.
 
 Each regression has ``benchmark``, ``params`` (list of asv repr strings),
 ``machine``, ``env_name``, ``version``, ``kind``, ``good_commit``,
@@ -39,7 +57,10 @@ and ``p_value`` (Holm-adjusted; null when not tested). Each event has
 ``broad``, ``series_measured``, ``severity``, ``kinds``, ``worst_ratio`` and
 its ``regressions`` (worst first). Format 1 had no events and gave asv's best
 value after the step as ``after``; format 2 listed every step of asv's fit as
-a regression; format 3 had no ``failing``, ``newly_failing`` or ``asv_logs``. Where
+a regression; format 3 had no ``failing``, ``newly_failing`` or ``asv_logs``;
+format 4 grouped failures by commit only, with ``whole_environment`` (every
+series there fails) where format 5 has ``whole_result``, and had no
+``retired``, group ``error``, ``build_error`` or ``failed_commits``. Where
 ``jaxbench pair-history`` wrote pairs, ``paired_history`` holds ``pairs``,
 ``series`` and ``flagged``: each commit whose own pair says regression
 (``benchmark``, ``params``, ``machine``, ``env_name``, ``commit``, ``ratio``,
@@ -52,38 +73,44 @@ from __future__ import annotations
 import datetime
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from jaxbench.render.failures import failures_text
 from jaxbench.render.units import format_ratio, format_value
 
 if TYPE_CHECKING:
     from jaxbench.analyse.detect import MachineChange, Regression
     from jaxbench.analyse.events import Event
-    from jaxbench.analyse.failures import Failure, FailureGroup
+    from jaxbench.analyse.failures import Failure, FailureGroup, Retired
 
 __all__ = [
     "DEFAULT_LIMIT",
+    "FAILURE_LINES",
     "JSON_FORMAT",
+    "MAX_CHANGES",
+    "SCREEN_LINES",
     "TOP_SERIES",
-    "WHOLE_ENVIRONMENT_LABEL",
     "changes_text",
-    "failure_group_title",
-    "failures_summary",
-    "failures_text",
     "format_events",
     "format_json",
     "format_text",
-    "no_error_text",
+    "listing_text",
 ]
 
-#: Version of the ``--format json`` document (4: ``failing``, ``newly_failing``, ``asv_logs``).
-JSON_FORMAT = 4
-#: Events shown by default (one screen); --limit 0 shows all.
+#: Version of the ``--format json`` document (5: failures grouped by cause, ``retired``).
+JSON_FORMAT = 5
+#: Events shown by default (within one screen); --limit N shows N, --limit 0 all.
 DEFAULT_LIMIT = 8
 #: Series shown per event in the text listing; the rest are counted.
 TOP_SERIES = 3
+#: Lines of the default text listing (one screen), failures and events together.
+SCREEN_LINES = 60
+#: Lines the failures may take when the events need the rest of the screen.
+FAILURE_LINES = 20
+#: Machine changes listed one per line under a budget; the rest are counted.
+MAX_CHANGES = 3
 
 
 def _entry(reg: Regression) -> dict[str, Any]:
@@ -150,6 +177,7 @@ def _failure_entry(failure: Failure) -> dict[str, Any]:
         "date": failure.date,
         "last_good_commit": failure.last_good_commit,
         "newly": failure.newly,
+        "retired": failure.retired,
         "failed_commits": failure.failed_commits,
         "measured_commits": failure.measured_commits,
         "newest_commit": failure.newest_commit,
@@ -165,9 +193,23 @@ def _failure_group_entry(group: FailureGroup) -> dict[str, Any]:
         "date": group.date,
         "last_good_commit": group.last_good_commit,
         "newly": group.newly,
+        "retired": group.retired,
         "series_measured": group.series_measured,
-        "whole_environment": group.whole_environment,
+        "whole_result": group.whole_result,
+        "error": group.error,
+        "build_error": group.build_error,
+        "failed_commits": group.failed_commits,
         "failures": [_failure_entry(f) for f in group.failures],
+    }
+
+
+def _retired_entry(retired: Retired) -> dict[str, Any]:
+    return {
+        "machine": retired.machine,
+        "env_name": retired.env_name,
+        "last_commit": retired.last_commit,
+        "date": retired.date,
+        "later_commits": retired.later_commits,
     }
 
 
@@ -181,16 +223,18 @@ def format_json(
     unconfirmed: Sequence[Regression] = (),
     detector: str = "binseg",
     failing: Sequence[FailureGroup] = (),
+    retired: Sequence[Retired] = (),
     asv_logs: Sequence[Path] = (),
     paired_history: dict[str, object] | None = None,
 ) -> str:
-    """The versioned JSON listing (every event and failure: --limit applies to text only)."""
+    """The versioned JSON listing (every event and failure: the budget is the text's only)."""
     document: dict[str, Any] = {
         "format": JSON_FORMAT,
         "detector": detector,
         "series": n_series,
         "failing": [_failure_group_entry(g) for g in failing],
-        "newly_failing": sum(len(g.failures) for g in failing if g.newly),
+        "newly_failing": sum(f.newly for g in failing for f in g.failures),
+        "retired": [_retired_entry(r) for r in retired],
         "asv_logs": [str(p) for p in asv_logs],
         "events": [_event_entry(e) for e in events],
         "regressions": [_entry(r) for r in regressions],
@@ -201,84 +245,6 @@ def format_json(
     if paired_history is not None:
         document["paired_history"] = paired_history
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
-
-
-# ---------------------------------------------------------------------------
-# failing benchmarks
-
-
-def no_error_text(failures: Sequence[Failure], asv_logs: Sequence[Path]) -> str:
-    """Why some listed failures have no error text ("" when each has one)."""
-    missing = sum(f.error is None for f in failures)
-    if not missing:
-        return ""
-    if not asv_logs:
-        return (
-            "No error text: asv keeps none in its result files; pass --asv-log FILE "
-            "(the saved output of 'asv run --show-stderr') to show the last line of each error."
-        )
-    logs = ", ".join(str(p) for p in asv_logs)
-    return (
-        f"No error text for {missing} of {len(failures)}: {logs} holds none for them "
-        "(an older run, or asv run without --show-stderr)."
-    )
-
-
-def failures_summary(groups: Sequence[FailureGroup]) -> str:
-    """One line: how many benchmarks fail at the newest commit ("" when none)."""
-    total = sum(len(g.failures) for g in groups)
-    if not total:
-        return ""
-    newly = sum(len(g.failures) for g in groups if g.newly)
-    noun = "benchmark fails" if total == 1 else "benchmarks fail"
-    return (
-        f"{total} {noun} at the newest commit ({newly} newly failing, "
-        f"{total - newly} failing at every commit measured), worst first:"
-    )
-
-
-def _failure_line(failure: Failure) -> str:
-    error = failure.error if failure.error is not None else "no error text"
-    return (
-        f"   {failure.key.entry_name}  failed at {failure.failed_commits} of "
-        f"{failure.measured_commits} commits: {error}"
-    )
-
-
-#: What a failing environment most likely is.
-WHOLE_ENVIRONMENT_LABEL = (
-    "every series measured there fails: likely a broken environment build, install "
-    "or suite import, not the code measured"
-)
-
-
-def failure_group_title(group: FailureGroup) -> str:
-    """``newly failing since <commit> (last value at <commit>)`` or ``failing since ...``."""
-    since = group.since_commit[:8]
-    if group.newly:
-        good = group.last_good_commit[:8] if group.last_good_commit else "?"
-        return f"newly failing since {since} (last value at {good})"
-    return f"failing since {since}, the first commit measured (never had a value)"
-
-
-def failures_text(groups: Sequence[FailureGroup], asv_logs: Sequence[Path] = ()) -> list[str]:
-    """Every benchmark failing at the newest commit, by group, newly failing first."""
-    if not groups:
-        return []
-    lines = [failures_summary(groups)]
-    for group in groups:
-        lines.append(
-            f"{failure_group_title(group)}  {_day(group.date)}  {len(group.failures)} of "
-            f"{group.series_measured} series  {group.machine} / {group.env_name}"
-        )
-        if group.whole_environment:
-            lines.append(f"   {WHOLE_ENVIRONMENT_LABEL}")
-        lines.extend(_failure_line(f) for f in group.failures)
-    every = [f for g in groups for f in g.failures]
-    note = no_error_text(every, asv_logs)
-    if note:
-        lines.append(note)
-    return lines
 
 
 def _commits(reg: Regression) -> str:
@@ -293,15 +259,46 @@ def _day(ms: int) -> str:
     return datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.UTC).strftime("%Y-%m-%d")
 
 
-def changes_text(changes: Sequence[MachineChange]) -> list[str]:
-    """One line per machine change (commit and machine), its series summed."""
+def changes_text(changes: Sequence[MachineChange], *, most: int | None = None) -> list[str]:
+    """One line per machine change (commit and machine), its series summed; under ``most``
+    the first ``most`` and one line counting the rest."""
     merged: dict[tuple[str, str], int] = {}
     for c in changes:
         merged[(c.machine, c.commit)] = merged.get((c.machine, c.commit), 0) + c.series
-    return [
+    lines = [
         f"machine changed at {commit[:8]} ({machine}): {n} series restarted"
         for (machine, commit), n in merged.items()
     ]
+    if most is not None and len(lines) > most:
+        rest = len(lines) - most
+        lines = [*lines[:most], f"... and {rest} more machine changes (--format json)"]
+    return lines
+
+
+def _event_block(number: int, event: Event) -> list[str]:
+    from jaxbench.analyse.events import BROAD_LABEL
+
+    span = event.bad_commit[:8]
+    if event.good_commit:
+        span = f"{event.good_commit[:8]}..{span}"
+    kinds = ", ".join(k.value for k in event.kinds)
+    lines = [
+        f"{number}. {span}  {_day(event.date)}  {len(event.regressions)} of "
+        f"{event.series_measured} series, up to {format_ratio(event.worst_ratio)} "
+        f"({kinds})  {event.machine} / {event.env_name}"
+    ]
+    if event.broad:
+        lines.append(f"   broad: {BROAD_LABEL}")
+    for reg in event.regressions[:TOP_SERIES]:
+        lines.append(
+            f"   {reg.key.entry_name}  {format_value(reg.before, reg.unit)} -> "
+            f"{format_value(reg.after, reg.unit)}  {format_ratio(reg.ratio)}"
+            + (f" (undone at {reg.fixed_commit[:8]})" if reg.fixed_commit else "")
+        )
+    rest = len(event.regressions) - TOP_SERIES
+    if rest > 0:
+        lines.append(f"   ... and {rest} more series (--series, --format json)")
+    return lines
 
 
 def format_events(
@@ -311,47 +308,63 @@ def format_events(
     limit: int = DEFAULT_LIMIT,
     machine_changes: Sequence[MachineChange] = (),
     unconfirmed: Sequence[Regression] = (),
+    budget: int | None = None,
 ) -> str:
-    """Events, most severe first: the top series of each, the rest counted."""
-    from jaxbench.analyse.events import BROAD_LABEL
+    """Events, most severe first: the top series of each, the rest counted.
+
+    ``limit``: events shown at most (0: all). ``budget``: lines at most; the
+    events that do not fit are counted in the first line (at least one is shown).
+    """
     from jaxbench.analyse.evidence import unconfirmed_summary
 
-    lines: list[str] = []
-    n_regs = sum(len(e.regressions) for e in events)
-    if not events:
-        lines.append(f"No regressions in {n_series} series.")
-    else:
-        shown = events if limit <= 0 else events[:limit]
-        noun = "event" if len(events) == 1 else "events"
-        more = "" if len(shown) == len(events) else f"; showing {len(shown)} (--limit 0: all)"
-        lines.append(
-            f"{len(events)} {noun} ({n_regs} regressed series of {n_series}), worst first{more}:"
-        )
-        for number, event in enumerate(shown, 1):
-            span = event.bad_commit[:8]
-            if event.good_commit:
-                span = f"{event.good_commit[:8]}..{span}"
-            kinds = ", ".join(k.value for k in event.kinds)
-            lines.append(
-                f"{number}. {span}  {_day(event.date)}  {len(event.regressions)} of "
-                f"{event.series_measured} series, up to {format_ratio(event.worst_ratio)} "
-                f"({kinds})  {event.machine} / {event.env_name}"
-            )
-            if event.broad:
-                lines.append(f"   broad: {BROAD_LABEL}")
-            for reg in event.regressions[:TOP_SERIES]:
-                lines.append(
-                    f"   {reg.key.entry_name}  {format_value(reg.before, reg.unit)} -> "
-                    f"{format_value(reg.after, reg.unit)}  {format_ratio(reg.ratio)}"
-                    + (f" (undone at {reg.fixed_commit[:8]})" if reg.fixed_commit else "")
-                )
-            rest = len(event.regressions) - TOP_SERIES
-            if rest > 0:
-                lines.append(f"   ... and {rest} more series (--series, --format json)")
-    lines.extend(changes_text(machine_changes))
+    tail = changes_text(machine_changes, most=None if budget is None else MAX_CHANGES)
     if unconfirmed:
-        lines.append(unconfirmed_summary(unconfirmed))
-    return "\n".join(lines) + "\n"
+        tail.append(unconfirmed_summary(unconfirmed))
+    if not events:
+        return "\n".join([f"No regressions in {n_series} series.", *tail]) + "\n"
+    chosen = events if limit <= 0 else events[:limit]
+    blocks = [_event_block(number, event) for number, event in enumerate(chosen, 1)]
+    if budget is not None:
+        room = budget - 1 - len(tail)
+        while len(blocks) > 1 and sum(len(b) for b in blocks) > room:
+            blocks.pop()
+    n_regs = sum(len(e.regressions) for e in events)
+    noun = "event" if len(events) == 1 else "events"
+    more = "" if len(blocks) == len(events) else f"; showing {len(blocks)} (--limit 0: all)"
+    head = f"{len(events)} {noun} ({n_regs} regressed series of {n_series}), worst first{more}:"
+    return "\n".join([head, *(line for b in blocks for line in b), *tail]) + "\n"
+
+
+def listing_text(
+    failing: Sequence[FailureGroup],
+    events_text: Callable[[int | None], str],
+    *,
+    asv_logs: Sequence[Path] = (),
+    every_failing: bool = False,
+    budgeted: bool = True,
+    screen: int = SCREEN_LINES,
+) -> str:
+    """The text listing: the failures, then the events, in one screen (see module doc).
+
+    ``events_text(budget)`` renders the events part in at most ``budget`` lines
+    (None: unbounded); ``budgeted`` False when the user asked for all of it
+    (``--limit``, ``--series``). ``every_failing`` (``--failing``) lists every
+    failing series, outside the budget. ``screen``: the lines for both (less
+    than :data:`SCREEN_LINES` where another section follows them).
+    """
+    events_budget = screen if budgeted else None
+    if every_failing:
+        failures = failures_text(failing, asv_logs, every=True)
+        return "".join(line + "\n" for line in failures) + events_text(events_budget)
+    failures = failures_text(failing, asv_logs)
+    full = events_text(events_budget)
+    events_need = full.count("\n")
+    if len(failures) + events_need > screen:
+        allowed = min(len(failures), max(screen - events_need, FAILURE_LINES))
+        failures = failures_text(failing, asv_logs, budget=allowed)
+        if budgeted:
+            full = events_text(screen - len(failures))
+    return "".join(line + "\n" for line in failures) + full
 
 
 def format_text(

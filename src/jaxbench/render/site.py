@@ -51,8 +51,8 @@ from jaxbench.analyse.failures import FailureGroup, failing_groups
 from jaxbench.analyse.paired_history import paired_series
 from jaxbench.errors import ResultsError, UsageError
 from jaxbench.render import html
+from jaxbench.render.failures import no_error_text
 from jaxbench.render.paired import PAIRED_PAGE, add_paired_nav, render_paired_page
-from jaxbench.render.regressions import no_error_text
 from jaxbench.store.asv_conf import read_asv_conf, thresholds_from_asv_conf
 from jaxbench.store.asv_log import read_asv_log
 from jaxbench.store.benchmarks_json import read_benchmarks_json_or_warn
@@ -250,7 +250,8 @@ def publish(
             "re-run 'asv run' for those commits"
         )
     paired_page = _paired_page(results, history.commits(), conf)  # bad files stop here
-    failing = failing_groups(history, read_asv_log(asv_logs).error)
+    log = read_asv_log(asv_logs)
+    failing = failing_groups(history, log.error, build_error_of=log.build_error)
     found, fits = scan(history, thresholds=thresholds_from_asv_conf(config), detector=detector)
     save_fits(history, fits)
     regressions = found.regressions
@@ -269,7 +270,7 @@ def publish(
         unconfirmed=found.unconfirmed,
         unchecked=unchecked_workloads(history, read_unchecked(results)),
         failing=failing,
-        no_error=no_error_text([f for g in failing for f in g.failures], asv_logs),
+        no_error=no_error_text(failing, asv_logs),
     )
 
     try:

@@ -23,6 +23,25 @@ timed out``, ``asv: benchmark failed (exit status -11)``). Lines that are not
 asv's progress output are passed over, so a ``tee`` of a whole CI step works.
 asv cuts a long benchmark name to its end (``...oads.Figures.track_x``); such
 a name answers for the one benchmark of that run whose name ends so.
+
+Where asv could not build or install the project in an environment, it runs no
+benchmark there and writes each one as failed (``null``); its output says why
+once, for the environment::
+
+    [25.00%] · For proj commit 92ff49f1 <main~1>:
+    [25.00%] ·· Building for virtualenv-py3.11
+    [25.00%] ··· Error running /.../bin/python -c ... (exit status 1)
+                 STDOUT -------->
+                 STDERR -------->
+                 error: Microsoft Visual C++ 14.0 or greater is required
+    [25.00%] ·· Skipping virtualenv-py3.11
+    [31.25%] ··· bench.time_a skipped
+
+:meth:`AsvLog.build_error` answers, per commit and environment, the last
+line of that error (of its ``STDERR`` part, else of its ``STDOUT`` part,
+else the ``Error running ...`` line itself); an environment asv skipped with
+no error printed answers ``""``. With several environments built together,
+the errors are given to the environments skipped in the order they were printed.
 """
 
 from __future__ import annotations
@@ -40,6 +59,7 @@ __all__ = [
     "MAX_ERROR_CHARS",
     "AsvLog",
     "SuiteFailure",
+    "build_error_line",
     "error_line",
     "log_files",
     "parse_asv_log",
@@ -64,6 +84,9 @@ _EXIT = re.compile(r"^asv: benchmark failed \(exit status -?\d+\)$")
 _TABLE = re.compile(r"^[=\-\s]+$")
 _TRACEBACK = "Traceback (most recent call last):"
 _PARAMS = "For parameters: "
+_ERROR_RUNNING = "Error running "
+_SKIPPING = re.compile(r"^Skipping (\S+)$")
+_STREAM = re.compile(r"^(STDOUT|STDERR) -+>$")
 
 
 @dataclass(frozen=True)
@@ -76,6 +99,20 @@ class AsvLog:
 
     errors: dict[tuple[str, str, str], dict[str | None, str]] = field(default_factory=dict)
     sources: tuple[Path, ...] = ()
+    #: (commit prefix, environment) -> the last line of the error of a build or
+    #: install that failed there ("": asv skipped the environment, no error printed)
+    build_errors: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: (commit prefix, environment) -> (name's end, errors) of the names asv cut
+    _cut: dict[tuple[str, str], list[tuple[str, dict[str | None, str]]]] = field(
+        init=False, repr=False, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        cut: dict[tuple[str, str], list[tuple[str, dict[str | None, str]]]] = {}
+        for (short, env, bench), found in self.errors.items():
+            if bench.startswith(_CUT):
+                cut.setdefault((short, env), []).append((bench[len(_CUT) :], found))
+        object.__setattr__(self, "_cut", cut)
 
     def error(self, key: SeriesKey, commit: str) -> str | None:
         """The last line of ``key``'s error at ``commit``, or None when the log has none."""
@@ -83,11 +120,8 @@ class AsvLog:
         if by_params is None:  # a long name that asv cut to its end: one that fits, alone
             cut = [
                 found
-                for (short, env, bench), found in self.errors.items()
-                if short == commit[:8]
-                and env == key.env_name
-                and bench.startswith(_CUT)
-                and key.benchmark.endswith(bench[len(_CUT) :])
+                for end, found in self._cut.get((commit[:8], key.env_name), ())
+                if key.benchmark.endswith(end)
             ]
             if len(cut) != 1:
                 return None
@@ -95,10 +129,15 @@ class AsvLog:
         found = by_params.get(", ".join(key.params)) if key.params else None
         return found if found is not None else by_params.get(None)
 
+    def build_error(self, env_name: str, commit: str) -> str | None:
+        """Why asv built or installed nothing in ``env_name`` at ``commit`` (None: the log
+        does not say it failed; "": it skipped the environment and printed no error)."""
+        return self.build_errors.get((commit[:8], env_name))
+
     @property
     def count(self) -> int:
-        """Error lines held."""
-        return sum(len(v) for v in self.errors.values())
+        """Error lines held (benchmarks' and builds')."""
+        return sum(len(v) for v in self.errors.values()) + len(self.build_errors)
 
 
 def _indent(line: str) -> int:
@@ -125,6 +164,27 @@ def error_line(lines: Sequence[str]) -> str | None:
     return _cut(said[-1]) if said else None
 
 
+def build_error_line(lines: Sequence[str]) -> str:
+    """The last line of a failed build or install command's output as asv prints it
+    (``Error running CMD (exit status N)``, then ``STDOUT -------->`` and
+    ``STDERR -------->`` parts): of its standard error, else of its output, else
+    the ``Error running`` line."""
+    parts: dict[str, list[str]] = {"": []}
+    current = parts[""]
+    for line in lines:
+        stream = _STREAM.match(line.strip())
+        if stream is not None:
+            current = parts.setdefault(stream.group(1), [])
+            continue
+        current.append(line)
+    for name in ("STDERR", "STDOUT"):
+        found = error_line(parts.get(name, []))
+        if found is not None:
+            return found
+    said = [line.strip() for line in parts[""] if line.strip()]
+    return _cut(said[0]) if said else ""
+
+
 def _errors_of(text: Sequence[str]) -> dict[str | None, str]:
     """Per parameter combination (``For parameters: ...`` blocks), or one for all."""
     blocks: dict[str | None, list[str]] = {}
@@ -149,23 +209,35 @@ def _errors_of(text: Sequence[str]) -> dict[str | None, str]:
 def parse_asv_log(lines: Iterable[str], source: Path | None = None) -> AsvLog:
     """The errors in the output of ``asv run --show-stderr`` (see module doc)."""
     errors: dict[tuple[str, str, str], dict[str | None, str]] = {}
+    build_errors: dict[tuple[str, str], str] = {}
     commit = env = ""
     bench: str | None = None
     body: list[str] = []
+    #: the output of a failed build or install command, while it is being read
+    build: list[str] | None = None
+    #: the errors of this commit's builds not yet given to a skipped environment
+    pending: list[str] = []
     column = 0
 
     def close() -> None:
+        nonlocal build
         if bench is not None and commit and env:
             found = _errors_of(body)
             if found:
                 errors.setdefault((commit, env, bench), {}).update(found)
+        if build is not None:
+            pending.append(build_error_line(build))
+            build = None
 
     for raw in lines:
         line = _ANSI.sub("", raw.rstrip("\n").rstrip("\r"))
         match = _PREFIX.match(line)
         if match is None:
+            kept = line[column:] if not line[:column].strip() else line.lstrip()
             if bench is not None:
-                body.append(line[column:] if not line[:column].strip() else line.lstrip())
+                body.append(kept)
+            elif build is not None:
+                build.append(kept)
             continue
         column = match.end()
         depth, text = len(match.group(1)), line[column:].rstrip()
@@ -174,8 +246,14 @@ def parse_asv_log(lines: Iterable[str], source: Path | None = None) -> AsvLog:
             bench, body = None, []
             if (found := _COMMIT.match(text)) is not None:
                 commit, env = found.group(1)[:8], ""
+                pending.clear()
             elif (found := _BENCHMARKING.match(text)) is not None:
                 env = found.group(1)
+            elif (found := _SKIPPING.match(text)) is not None and commit:
+                env = found.group(1)
+                build_errors[(commit, env)] = pending.pop(0) if pending else ""
+            elif text.startswith(_ERROR_RUNNING) and commit:
+                build = [text]
             continue
         result = _RESULT.match(text) if depth == 3 else None
         if result is not None:
@@ -185,8 +263,11 @@ def parse_asv_log(lines: Iterable[str], source: Path | None = None) -> AsvLog:
             continue
         if bench is not None:
             body.append(text)
+        elif text.startswith(_ERROR_RUNNING) and commit:
+            close()
+            build = [text]
     close()
-    return AsvLog(errors, (source,) if source is not None else ())
+    return AsvLog(errors, (source,) if source is not None else (), build_errors)
 
 
 def log_files(paths: Sequence[Path]) -> list[Path]:
@@ -203,6 +284,7 @@ def read_asv_log(paths: Sequence[Path]) -> AsvLog:
     log wins for the same run)."""
     paths = log_files(paths)
     merged: dict[tuple[str, str, str], dict[str | None, str]] = {}
+    builds: dict[tuple[str, str], str] = {}
     for path in paths:
         try:
             with path.open(encoding="utf-8", errors="replace") as handle:
@@ -214,7 +296,8 @@ def read_asv_log(paths: Sequence[Path]) -> AsvLog:
             ) from None
         for ident, by_params in log.errors.items():
             merged.setdefault(ident, {}).update(by_params)
-    return AsvLog(merged, tuple(paths))
+        builds.update(log.build_errors)
+    return AsvLog(merged, tuple(paths), builds)
 
 
 #: asv's line when ``asv run`` could not build the project or import the suite.
