@@ -1211,3 +1211,16 @@ def test_a_chain_too_wide_to_tell_is_inconclusive(
         assert row["verdict"] == "inconclusive", row["reason"]
         assert "its interval reaches both sides of the gate 1.02" in row["reason"]
     assert doc["summary"] == "2 inconclusive, 0 unchanged"
+
+
+def test_a_damaged_paired_file_is_one_line_exit_2(
+    asv_writer: AsvResultsWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base, head = _separate_runs(asv_writer, 1.00, 1.30, history=2)
+    _pair_file(asv_writer.root, base, head, {"'64'": 1.00, "'96'": 1.00})
+    (path,) = (asv_writer.root / "m1" / "paired").iterdir()
+    path.write_text(path.read_text()[:100])
+    assert main(["compare", base[:8], head[:8], "--results", str(asv_writer.root)]) == 2
+    line = _one_line_error(capsys)
+    assert str(path) in line
+    assert "run 'jaxbench pair-history' for that pair again" in line

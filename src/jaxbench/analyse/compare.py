@@ -344,7 +344,7 @@ def _compare_time(
             comparison = _chained(base, head, settings, history, comparison, evidence)
             how = WarmTest.CHAINED
         else:
-            comparison = _with_note(comparison, f"{paired_text(evidence)} (evidence, not a test)")
+            comparison = _with_note(comparison, f"{_paired_text(evidence)} (evidence, not a test)")
     return (_with_note(comparison, note) if note else comparison), how
 
 
@@ -352,7 +352,7 @@ def _x(ratio: float) -> str:
     return f"{ratio:.2f}x" if math.isfinite(ratio) else "inf"
 
 
-def paired_text(evidence: PairedEvidence) -> str:
+def _paired_text(evidence: PairedEvidence) -> str:
     """``paired history: 1.01x [0.99x, 1.03x]``, with how many pairs it chains."""
     text = f"paired history: {_x(evidence.ratio)} [{_x(evidence.low)}, {_x(evidence.high)}]"
     if evidence.chained:
@@ -370,7 +370,7 @@ def _separate_ratio(base: Point, head: Point) -> str:
 def _from_paired_history(base: Point, head: Point, evidence: PairedEvidence) -> Comparison:
     """The row as the paired history judged it: the pair's estimate, Holm p and verdict."""
     verdict = evidence.verdict or Verdict.INCONCLUSIVE
-    reason = paired_text(evidence)
+    reason = _paired_text(evidence)
     holm, alpha = evidence.holm_p, evidence.alpha
     if holm is not None:
         sign = "<" if holm < alpha else ">="
@@ -417,9 +417,11 @@ def _chained(
         untested,
         ratio=evidence.ratio,
         verdict=verdict,
-        reason=f"{paired_text(evidence)}: its interval {where} the gate {gate:g} (a chain is "
-        "evidence, "
-        f"not a test){_separate_ratio(base, head)}, {_too_little(base, head, settings, history)}",
+        reason=(
+            f"{_paired_text(evidence)}: its interval {where} the gate {gate:g} "
+            f"(a chain is evidence, not a test){_separate_ratio(base, head)}, "
+            f"{_too_little(base, head, settings, history)}"
+        ),
     )
 
 
@@ -498,7 +500,7 @@ def _compare_across_runs(
     other commits (:func:`jaxbench.analyse.stats.compare_across_runs`). With
     fewer than ``settings.min_history`` of them there is nothing to estimate
     it from: no p-value; beyond the factor the row is "moved, not tested"
-    (the review's footnote names the command that tests it).
+    (the "Not tested" line of the output names the command that tests it).
     """
     b_value, h_value = base.value, head.value
     if b_value is None or h_value is None:  # pragma: no cover - compare_points checked

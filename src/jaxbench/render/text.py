@@ -84,14 +84,16 @@ def env_aliases(env_names: Sequence[str]) -> dict[str, str]:
     return {name: f"env{i}" for i, name in enumerate(names, 1)}
 
 
-def _wrap(text: str, width: int, indent: str = "") -> list[str]:
+def _wrap(text: str, width: int, indent: str = "", *, hyphens: bool = True) -> list[str]:
+    """``text`` in lines of at most ``width``; ``hyphens=False`` keeps words whole
+    (commands to copy: ``--env virtualenv-py3.11-...``)."""
     return textwrap.wrap(
         text,
         width=width,
         initial_indent=indent,
         subsequent_indent=indent,
         break_long_words=True,
-        break_on_hyphens=True,
+        break_on_hyphens=hyphens,
     ) or [indent.rstrip()]
 
 
@@ -180,7 +182,7 @@ def format_text(report: CompareReport, *, width: int = WIDTH) -> str:
     lines = [
         f"base {report.base_commit[:12]}  head {report.head_commit[:12]}  machine {report.machine}",
         *_wrap(summary_line(report, bold=False), width),
-        *_wrap(not_tested_line(report) or "", width),
+        *_wrap(not_tested_line(report) or "", width, hyphens=False),
     ]
     lines = [line for line in lines if line]
     header, body = _table(rows, report, width)
