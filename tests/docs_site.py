@@ -171,7 +171,14 @@ def _write_review(root: Path, base: str, head: str) -> Path:
     from test_browser import BENCHMARKS, ENV_NAME, MACHINE, STEP, STEPPED
 
     results = root / "review-results"
-    shutil.copytree(root / "results" / MACHINE, results / MACHINE, dirs_exist_ok=True)
+    # the machine's files, not the main job's paired history: a review has its own
+    # results directory (and machine name), so compare never reads the main job's pairs
+    shutil.copytree(
+        root / "results" / MACHINE,
+        results / MACHINE,
+        dirs_exist_ok=True,
+        ignore=shutil.ignore_patterns("paired"),
+    )
     for stale in (results / MACHINE).glob("*-*.json"):
         stale.unlink()
     shutil.copy2(root / "results" / "benchmarks.json", results / "benchmarks.json")

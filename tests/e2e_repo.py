@@ -34,6 +34,7 @@ __all__ = [
     "asv_environ",
     "asv_run_same",
     "git",
+    "jaxbench_cli",
     "make_repo",
     "write_conf",
 ]
@@ -211,6 +212,21 @@ def asv(
             f"asv {' '.join(args)} exited {done.returncode}\n{done.stdout}\n{done.stderr}"
         )
     return done
+
+
+def jaxbench_cli(
+    cwd: Path, *args: str, timeout: float = 900, environ: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``python -m jaxbench ARGS`` in ``cwd`` (this interpreter), as a user runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "jaxbench", *args],
+        cwd=cwd,
+        env=dict(environ or os.environ),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
 
 
 #: What a quick asv run of a user's suites records: a warm time, accuracy and work.

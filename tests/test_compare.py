@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,9 +16,11 @@ import pytest
 from conftest import ONE_RUN_START, PVLIB_MACHINE, AsvResultsWriter, commit_hash
 from jaxbench.analyse.compare import Settings, WarmTest, compare_points, parse_fail_on
 from jaxbench.analyse.kinds import Kind
+from jaxbench.analyse.paired_history import flagged_in_pair
 from jaxbench.analyse.stats import Verdict
 from jaxbench.cli import main
 from jaxbench.errors import ResultsError, UsageError
+from jaxbench.store.paired import load_paired
 from jaxbench.store.results import Point, load_history, load_result_file
 
 BASE, HEAD = commit_hash(1), commit_hash(2)
@@ -115,8 +119,15 @@ def test_single_first_call_values_are_shown_untested_and_never_fail(
     root = _write_pair(asv_writer, {FIRST: [0.6, 1.9]})
     status, doc = _json(root, capsys)
     assert _verdicts(doc)[(FIRST, "'64'")] == "unchanged"
-    assert _verdicts(doc)[(FIRST, "'96'")] == "changed (not tested)"
-    assert doc["summary"].startswith("1 changed (not tested), ")
+    assert _verdicts(doc)[(FIRST, "'96'")] == "moved, not tested"
+    # never counted as a change: its own line, with the command that tests it
+    assert doc["summary"] == "11 unchanged"
+    command = f"jaxbench first-call --base-commit {BASE[:12]} --head-commit {HEAD[:12]}"
+    assert doc["not_tested"] == (
+        "Not tested: 1 first-call figure moved beyond the measured spread, one value a side "
+        f"(2.71x): {command} --machine m1 --env virtualenv-py3.11 times it in fresh processes "
+        "side by side."
+    )
     assert status == 0
     # asv's factor-only rule, on request:
     status, doc = _json(root, capsys, "--fail-untested")
@@ -302,7 +313,10 @@ def test_output_file_and_text_format(asv_writer: AsvResultsWriter, tmp_path: Pat
     assert lines[5].split()[:3] == ["verdict", "benchmark", "base"]
     assert lines[6].startswith("time regression  workloads.Predict.time_warm('64')")
     assert lines[7].lstrip().startswith("Mann-Whitney p=")  # its reason, under it
-    assert lines[-1] == "Warm times: 2 in one run: Welch t on log round medians (or Mann-Whitney)."
+    assert lines[-1] == (
+        "Warm times: 2 in one run: Welch t on log round medians (or Mann-Whitney), "
+        "ratio beyond 1.05."
+    )
 
 
 def test_real_pvlib_history_across_runs(
@@ -343,13 +357,21 @@ def test_renamed_benchmark_keeps_its_units(capsys: pytest.CaptureFixture[str]) -
     # jumanji-benchmarks' real results of a benchmark its benchmarks.json no longer lists
     results = Path(__file__).resolve().parent / "data" / "jumanji" / "results"
     # Two commits, each measured in its own run, and no other history: the
-    # slowdowns (1.7x to 3.7x) are shown, not tested, with the command that tests them.
+    # slowdowns (1.7x to 3.7x) are shown, not tested and not counted as changes,
+    # with the command that tests them, said once.
     assert main(["compare", "02c8bec2", "32ec5aec", "--results", str(results)]) == 0
     out = capsys.readouterr().out
-    assert "13 changed (not tested), 47 skipped" in out
-    row = next(line for line in out.splitlines() if "time_rollout_run(0, 100000, 0, False)" in line)
+    lines = out.splitlines()
+    assert lines[1] == "47 skipped, 0 unchanged"
+    assert lines[2].startswith(
+        "Not tested: 13 warm times in separate runs with fewer than 6 other commits of history, "
+        "all moved (1.74x to 3.71x):"
+    )
+    row = next(line for line in lines if "time_rollout_run(0, 100000, 0, False)" in line)
     assert row.split()[8:12] == ["132", "ms", "229", "ms"], row
-    assert "jaxbench ab --base-commit 02c8bec2f423 --head-commit 32ec5aecf813" in out
+    flat = " ".join(out.split())
+    assert flat.count("jaxbench ab --base-commit 02c8bec2f423 --head-commit 32ec5aecf813") == 1
+    assert not re.search(r"\bchanged\b", out)
 
 
 def test_text_counts_rows_skipped_at_base_and_head_instead_of_listing_them(
@@ -359,7 +381,7 @@ def test_text_counts_rows_skipped_at_base_and_head_instead_of_listing_them(
     results = Path(__file__).resolve().parent / "data" / "jumanji" / "results"
     assert main(["compare", "02c8bec2", "32ec5aec", "--results", str(results)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert sum(line.startswith("time changed (not tested) ") for line in lines) == 13
+    assert sum(line.startswith("time moved, not tested ") for line in lines) == 13
     listed = "not listed: 47 skipped at base and head ('--format json' lists every row)"
     assert not any("skipped at base and head" in line for line in lines if line != listed)
     assert listed in lines
@@ -906,18 +928,52 @@ def test_too_little_history_gives_no_p_value_but_the_command_that_does(
     rows = _warm_rows(asv_writer.root, base, head)
     assert [r.verdict for r in rows] == [Verdict.UNTESTED] * 2
     assert all(r.comparison.p_value is None for r in rows)
-    command = f"jaxbench ab --base-commit {base[:12]} --head-commit {head[:12]}"
-    assert f"5 other commits of history (6 needed): `{command}` gives a verdict" in (
-        rows[0].comparison.reason
+    assert rows[0].comparison.reason == (
+        "beyond factor 1.05; separate runs, 5 other commits of history (6 needed): not tested"
     )
     assert main(["compare", base[:8], head[:8], "--results", str(asv_writer.root)]) == 0
     out = capsys.readouterr().out
     assert "base and head in separate runs" in out
-    assert (
-        "Warm times: 2 in separate runs with fewer than 6 other commits of history: "
-        "not tested." in out
+    lines = out.splitlines()
+    # moved, not tested: never counted as a change; its own line, said once, with the command
+    assert lines[1] == "0 unchanged"
+    command = (
+        f"jaxbench ab --base-commit {base[:12]} --head-commit {head[:12]} --machine m1 "
+        "--env virtualenv-py3.11"
     )
-    assert f"{command} --machine m1 --env virtualenv-py3.11" in " ".join(out.split())
+    assert (
+        " ".join(out.split()).count(
+            "Not tested: 2 warm times in separate runs with fewer than 6 other commits of history, "
+            f"all moved (1.30x): {command} times them side by side."
+        )
+        == 1
+    )
+    assert "Warm times:" not in out  # none tested: the line above says it all
+    assert out.count("jaxbench ab") == 1
+    assert not re.search(r"\bchanged\b", out)
+
+
+def _each_line_once(text: str) -> None:
+    """No line of a compare's output is said twice (table rows aside)."""
+    said = [line for line in text.splitlines() if line.strip() and not line.startswith(("|", " "))]
+    assert len(said) == len(set(said)), [line for line in said if said.count(line) > 1]
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown"])
+def test_each_thing_is_said_once(
+    asv_writer: AsvResultsWriter, capsys: pytest.CaptureFixture[str], fmt: str
+) -> None:
+    # separate runs with too little history: every warm time untested, some moved;
+    # one first call moved beyond its measured spread
+    base, head = _separate_runs(asv_writer, 1.00, 1.30, history=2)
+    assert main(["compare", base[:8], head[:8], "--results", str(asv_writer.root),
+                 "--format", fmt]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    _each_line_once(out)
+    flat = " ".join(out.split())
+    assert flat.count("jaxbench ab --base-commit") == 1
+    assert flat.count("fewer than 6") == 1
+    assert flat.count("Mann-Whitney") <= 1
 
 
 def test_committed_history_table_fits_120_columns(capsys: pytest.CaptureFixture[str]) -> None:
@@ -943,4 +999,228 @@ def test_committed_history_table_fits_120_columns(capsys: pytest.CaptureFixture[
     assert doc["one_run"] == {env: False for env in doc["env_names"]}
     warm = [r for r in doc["rows"] if r["kind"] == "time" and r["warm_test"]]
     assert warm
-    assert {r["warm_test"] for r in warm} == {"across runs"}
+    # the two commits were also timed side by side (results/<machine>/paired/)
+    assert {r["warm_test"] for r in warm} == {"paired history"}
+
+
+# -- the paired history (jaxbench pair-history) ----------------------------------
+
+
+def _pair_file(
+    root: Path,
+    base: str,
+    head: str,
+    ratios: dict[str, float],
+    *,
+    env: str = "virtualenv-py3.11",
+    seed: int = 0,
+    noise: float = 0.002,
+) -> None:
+    """A paired file of ``base`` and ``head``, as ``jaxbench pair-history`` writes it:
+    10 rounds of 5 samples a side, head / base of each ``params`` of TIME at ``ratios``."""
+    import random
+
+    from jaxbench.analyse.paired_history import estimate_pair
+    from jaxbench.analyse.stats import DEFAULT_ALPHA, PAIRED_FACTOR
+    from jaxbench.store.paired import PairedRun, write_paired
+
+    rng = random.Random(seed)
+    estimates = []
+    for params, ratio in ratios.items():
+        b = [10e-6 * (1 + rng.gauss(0, noise)) for _ in range(50)]
+        h = [x * ratio * (1 + rng.gauss(0, noise)) for x in b]
+        estimate = estimate_pair(TIME, (params,), b, h, per_round=5)
+        assert estimate is not None
+        estimates.append(estimate)
+    run = PairedRun(
+        machine="m1",
+        env_name=env,
+        base_commit=base,
+        head_commit=head,
+        per_round=5,
+        factor=PAIRED_FACTOR,
+        alpha=DEFAULT_ALPHA,
+        date=0,
+        estimates=tuple(estimates),
+    )
+    write_paired(root, run)
+
+
+def _paired_doc(
+    root: Path, base: str, head: str, capsys: pytest.CaptureFixture[str], *extra: str
+) -> tuple[int, dict[str, Any]]:
+    status = main(
+        ["compare", base[:8], head[:8], "--results", str(root), "--format", "json", *extra]
+    )
+    return status, json.loads(capsys.readouterr().out)
+
+
+def test_a_pair_on_file_gives_the_verdict_not_the_separate_runs(
+    asv_writer: AsvResultsWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Identical code measured in separate runs with too little history: 1.30x
+    # apart (the issue's "3 changed (not tested)", 1.21x-1.35x). The paired
+    # history timed the same two commits side by side: 1.00x.
+    base, head = _separate_runs(asv_writer, 1.00, 1.30, history=2)
+    _pair_file(asv_writer.root, base, head, {"'64'": 1.00, "'96'": 1.00}, noise=0.01)
+    status, doc = _paired_doc(asv_writer.root, base, head, capsys)
+    assert status == 0
+    assert doc["summary"] == "2 unchanged"
+    assert doc["not_tested"] is None
+    assert doc["warm_tests"] == {"paired history": 2}
+    for row in doc["rows"]:
+        assert row["verdict"] == "not significant"
+        interval = r"\[(0\.99|1\.00)x, (1\.00|1\.01)x\]"
+        assert re.match(
+            rf"paired history: 1\.00x {interval}, 10 rounds side by side", row["reason"]
+        )
+        assert "over the pair's 2 series; separate runs read 1.30x" in row["reason"]
+        assert row["ratio"] == pytest.approx(1.0, abs=0.01)
+        assert row["p_family"] >= row["p_value"]
+    # the same two commits the other way round: the pair read backwards
+    status, doc = _paired_doc(asv_writer.root, head, base, capsys)
+    assert doc["warm_tests"] == {"paired history": 2}
+    assert {r["verdict"] for r in doc["rows"]} == {"not significant"}
+    assert "separate runs read 0.77x" in doc["rows"][0]["reason"]
+    # text: the rows say where their verdict comes from, the footer how, once
+    main(["compare", base[:8], head[:8], "--results", str(asv_writer.root)])
+    out = capsys.readouterr().out
+    assert out.splitlines()[1] == "2 unchanged"
+    assert " ".join(out.split()).count("from the paired history") == 1
+    assert "Not tested" not in out
+
+
+def test_a_regression_the_pair_flagged_is_a_regression_with_the_pairs_holm_p(
+    asv_writer: AsvResultsWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Separate runs read no change (1.00x); side by side the head is 1.10x.
+    base, head = _separate_runs(asv_writer, 1.00, 1.00, history=2)
+    _pair_file(asv_writer.root, base, head, {"'64'": 1.10, "'96'": 1.00})
+    runs = load_paired(asv_writer.root)
+    (flagged,) = flagged_in_pair(runs[0])  # what the paired history's listing flags
+    status, doc = _paired_doc(asv_writer.root, base, head, capsys)
+    assert status == 1
+    assert doc["summary"] == "1 regression (1 warm time), 1 unchanged"
+    rows = {r["params"][0]: r for r in doc["rows"]}
+    assert flagged.params == ("'64'",)
+    assert rows["'64'"]["verdict"] == "regression"
+    assert rows["'64'"]["category"] == "time"
+    # the pair's own family (2 series), not compare's: p_family = 2 x the smaller p
+    assert rows["'64'"]["p_family"] == pytest.approx(2 * rows["'64'"]["p_value"])
+    assert "< 0.01 over the pair's 2 series and ratio beyond 1.02" in rows["'64'"]["reason"]
+    assert rows["'96'"]["verdict"] == "not significant"
+    # backwards, the flagged step is an improvement
+    status, doc = _paired_doc(asv_writer.root, head, base, capsys)
+    assert status == 0
+    assert doc["summary"].startswith("1 improvement (1 warm time)")
+
+
+def test_the_review_keeps_its_own_rounds(
+    asv_writer: AsvResultsWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # compare --paired (after jaxbench ab): the rows are tested on their own
+    # side-by-side rounds, whatever the paired history holds
+    _write_pair(asv_writer)
+    _pair_file(asv_writer.root, BASE, HEAD, {"'64'": 1.50, "'96'": 1.50})
+    status, doc = _paired_doc(asv_writer.root, BASE, HEAD, capsys, "--paired", "6")
+    assert status == 0
+    warm = [r for r in doc["rows"] if r["kind"] == "time"]
+    assert {r["warm_test"] for r in warm} == {"side by side"}
+    assert not any("paired history" in r["reason"] for r in doc["rows"])
+    # without --paired the pair on file decides
+    status, doc = _paired_doc(asv_writer.root, BASE, HEAD, capsys)
+    assert status == 1
+    assert {r["warm_test"] for r in doc["rows"] if r["kind"] == "time"} == {"paired history"}
+
+
+def test_a_pair_of_another_environment_or_series_is_not_used(
+    asv_writer: AsvResultsWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base, head = _separate_runs(asv_writer, 1.00, 1.30, history=2)
+    _pair_file(asv_writer.root, base, head, {"'64'": 1.00, "'96'": 1.00}, env="conda-py3.11")
+    _, doc = _paired_doc(asv_writer.root, base, head, capsys)
+    assert doc["warm_tests"] == {"not side by side": 2}
+    # a pair that timed one series only (the other added to the suite later)
+    shutil.rmtree(asv_writer.root / "m1" / "paired")
+    _pair_file(asv_writer.root, base, head, {"'64'": 1.00})
+    _, doc = _paired_doc(asv_writer.root, base, head, capsys)
+    warm = {r["params"][0]: r["warm_test"] for r in doc["rows"]}
+    assert warm == {"'64'": "paired history", "'96'": "not side by side"}
+    assert doc["not_tested"].startswith(
+        "Not tested: 1 warm time in separate runs with fewer than 6 other commits of history, "
+        "it moved (1.30x): jaxbench ab"
+    )
+
+
+def test_a_chain_of_pairs_is_evidence_never_a_verdict(
+    asv_writer: AsvResultsWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # commits 1..4 in separate runs; pairs (1,2), (2,3), (3,4) on file.
+    first, *_ = _separate_runs(asv_writer, 1.00, 1.30, history=2)
+    c = [commit_hash(10 + i) for i in range(4)]
+    assert first == c[2]
+    _pair_file(asv_writer.root, c[0], c[1], {"'64'": 1.00, "'96'": 1.10}, seed=1)
+    _pair_file(asv_writer.root, c[1], c[2], {"'64'": 1.00, "'96'": 1.10}, seed=2)
+    _pair_file(asv_writer.root, c[2], c[3], {"'64'": 1.00, "'96'": 1.10}, seed=3)
+    status, doc = _paired_doc(asv_writer.root, c[0], c[3], capsys)
+    rows = {r["params"][0]: r for r in doc["rows"]}
+    assert doc["warm_tests"] == {"chained": 2}
+    assert all(r["p_value"] is None for r in rows.values())  # no test, no verdict
+    # 1.10 x 1.10 x 1.10 = 1.33x, its interval beyond the gate: moved, not tested
+    assert rows["'96'"]["verdict"] == "moved, not tested"
+    assert rows["'96'"]["ratio"] == pytest.approx(1.331, rel=0.01)
+    assert rows["'96'"]["reason"].startswith("paired history: 1.33x [")
+    assert "chained over 3 pairs: its interval lies beyond the gate 1.02" in rows["'96'"]["reason"]
+    # 1.00x with a tight interval: within the gate
+    assert rows["'64'"]["verdict"] == "unchanged", rows["'64'"]["reason"]
+    assert status == 0  # nothing tested, nothing fails
+    assert "regression" not in doc["summary"]
+    assert doc["not_tested"].startswith(
+        "Not tested: 2 warm times in separate runs with fewer than 6 other commits of history "
+        "(2 with the paired history's chained ratio, evidence only), 1 of them moved (1.33x):"
+    )
+    # the interval of a chain: the steps' log half-widths in quadrature
+    runs = load_paired(asv_writer.root)
+    steps = [e for r in runs for e in r.estimates if e.params == ("'96'",)]
+    half = math.sqrt(sum(((math.log(e.high) - math.log(e.low)) / 2) ** 2 for e in steps))
+    product = math.prod(e.ratio for e in steps)
+    main(["compare", c[0][:8], c[3][:8], "--results", str(asv_writer.root), "--format", "json"])
+    row = next(r for r in json.loads(capsys.readouterr().out)["rows"] if r["params"] == ["'96'"])
+    assert row["ratio"] == pytest.approx(product)
+    low, high = (math.exp(math.log(product) + s * half) for s in (-1, 1))
+    assert f"[{low:.2f}x, {high:.2f}x]" in row["reason"]
+    # backwards: the inverse
+    _, doc = _paired_doc(asv_writer.root, c[3], c[0], capsys)
+    back = next(r for r in doc["rows"] if r["params"] == ["'96'"])
+    assert back["ratio"] == pytest.approx(1 / product)
+    # a gap (no pair (2,3)): no chain
+    (asv_writer.root / "m1" / "paired" / f"{c[1][:8]}-{c[2][:8]}-virtualenv-py3.11.paired").unlink()
+    _, doc = _paired_doc(asv_writer.root, c[0], c[3], capsys)
+    assert doc["warm_tests"] == {"not side by side": 2}
+
+
+def test_a_chain_too_wide_to_tell_is_inconclusive(
+    asv_writer: AsvResultsWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    c = [commit_hash(10 + i) for i in range(3)]
+    _separate_runs(asv_writer, 1.00, 1.30, history=1)
+    _pair_file(asv_writer.root, c[0], c[1], {"'64'": 1.00, "'96'": 1.00}, noise=0.05)
+    _pair_file(asv_writer.root, c[1], c[2], {"'64'": 1.00, "'96'": 1.00}, seed=1, noise=0.05)
+    _, doc = _paired_doc(asv_writer.root, c[0], c[2], capsys)
+    for row in doc["rows"]:
+        assert row["verdict"] == "inconclusive", row["reason"]
+        assert "its interval reaches both sides of the gate 1.02" in row["reason"]
+    assert doc["summary"] == "2 inconclusive, 0 unchanged"
+
+
+def test_a_damaged_paired_file_is_one_line_exit_2(
+    asv_writer: AsvResultsWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base, head = _separate_runs(asv_writer, 1.00, 1.30, history=2)
+    _pair_file(asv_writer.root, base, head, {"'64'": 1.00, "'96'": 1.00})
+    (path,) = (asv_writer.root / "m1" / "paired").iterdir()
+    path.write_text(path.read_text()[:100])
+    assert main(["compare", base[:8], head[:8], "--results", str(asv_writer.root)]) == 2
+    line = _one_line_error(capsys)
+    assert str(path) in line
+    assert "run 'jaxbench pair-history' for that pair again" in line

@@ -220,8 +220,9 @@ def test_compare_flags_the_slower_commit(run: E2eRun) -> None:
         assert warm["category"] == "time"
     else:  # separate runs, 2 other commits of history: no p-value, the command instead
         assert warm["warm_test"] == "not side by side"
-        assert warm["verdict"] == "changed (not tested)"
-        assert "`jaxbench ab --base-commit" in warm["reason"]
+        assert warm["verdict"] == "moved, not tested"
+        assert "jaxbench ab --base-commit" in document["not_tested"]
+        assert "moved" not in document["summary"]  # never counted as a change
     assert rows[f"{FIGURES}.track_work_flops"]["verdict"] == "regression"
     assert rows[f"{FIGURES}.track_work_flops"]["category"] == "work"
 
@@ -231,13 +232,13 @@ def test_compare_of_a_no_op_change_finds_no_regression(run: E2eRun) -> None:
     # kind), nothing may fail: first-call figures have one value a side from
     # asv run, and warm times measured in separate runs with too little history
     # to know the spread between runs are not tested (docs/separate-runs.md),
-    # so both are shown as "changed (not tested)" at most.
+    # so both are shown as "moved, not tested" at most.
     status, document = compare(run, 1, 2)
     assert status == 0, document["summary"]
     assert document["failing"] == 0
     for row in document["rows"]:
         assert row["verdict"] not in ("regression", "improvement", "failed"), row
-        if row["verdict"] == "changed (not tested)":
+        if row["verdict"] == "moved, not tested":
             assert row["kind"] in ("compile", "memory", "time"), row
         if row["kind"] == "time" and row["warm_test"] != "one run":
             assert row["p_value"] is None, row  # across runs: no p-value without history

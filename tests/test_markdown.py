@@ -90,10 +90,19 @@ def test_golden_mixed_report(asv_writer: AsvResultsWriter) -> None:
     report = _mixed_report(asv_writer)
     names = {name: ("rows",) for name in asv_writer.benchmarks}
     text = format_markdown(report, html_url="https://example.org/bench/", param_names=names)
-    assert text.splitlines()[2] == (
+    lines = text.splitlines()
+    assert lines[2] == (
         "**1 now failing**, **3 regressions** (1 correctness, 1 warm time, 1 work), "
-        "1 improvement (1 warm time), 1 changed (not tested), 1 skipped, 7 unchanged"
+        "1 improvement (1 warm time), 1 skipped, 7 unchanged"
     )
+    # moved, not tested: never a change; its own line under the summary, and its own table
+    assert lines[4] == (
+        "Not tested: 1 memory figure moved beyond the measured spread, one value a side "
+        "(1.30x): no side-by-side measurement exists for it."
+    )
+    changes = text.split("#### Changes", 1)[1].split("####", 1)[0]
+    assert "peakmem_call" not in changes
+    assert "#### Moved, not tested" in text
     assert "| skipped | skipped |" in text  # never "failed | failed"
     assert "track_first_call_seconds" in text  # readable in the raw comment
     assert "Holm-Bonferroni" in text
@@ -226,7 +235,7 @@ def test_details_table_is_cut_first_and_summary_stays_true() -> None:
     text = format_markdown(report)
     assert len(text.encode()) <= GITHUB_COMMENT_LIMIT
     assert text.splitlines()[2] == "**200 regressions** (200 warm time), 400 unchanged"
-    assert "changed rows shown" not in text  # every change still listed
+    assert "rows shown" not in text  # every change still listed
     cut = re.search(r"_(\d+) of 600 rows cut to fit the comment size limit\._", text)
     assert cut is not None
     shown = text.split("<details>")[1].count("\n| ") - 1  # minus the header row
@@ -240,7 +249,7 @@ def test_changes_table_is_cut_when_it_alone_is_too_big() -> None:
     assert text.splitlines()[2] == summary_line(report)
     assert "**1000 regressions**" in text
     assert "Table of all 3000 rows cut" in text
-    match = re.search(r"_(\d+) of 1000 changed rows shown; (\d+) cut", text)
+    match = re.search(r"_(\d+) of 1000 rows shown; (\d+) cut", text)
     assert match is not None
     shown, cut = int(match.group(1)), int(match.group(2))
     assert shown + cut == 1000

@@ -426,7 +426,7 @@ def test_bad_results_input(baseline: Baseline, tmp_path: Path, fault: str, comma
         else:
             assert written == ["compare.json"]
             doc = json.loads((out_dir / "compare.json").read_text())
-            assert doc["jaxbench_compare_format"] == 1
+            assert doc["jaxbench_compare_format"] == 2
     leftovers = [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]
     assert leftovers == []
     if command == "publish":

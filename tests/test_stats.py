@@ -159,7 +159,7 @@ def test_interval_rule_needs_the_factor_too() -> None:
 def test_factor_rule_shows_untested_changes_and_fails_only_on_request() -> None:
     beyond = compare_factor(1.0, 1.3, factor=1.25)
     assert beyond.verdict is Verdict.UNTESTED
-    assert beyond.verdict.value == "changed (not tested)"
+    assert beyond.verdict.value == "moved, not tested"
     assert "no test possible" in beyond.reason
     assert compare_factor(1.0, 1.2, factor=1.25).verdict is Verdict.UNCHANGED
     assert compare_factor(1.3, 1.0, factor=1.25).verdict is Verdict.UNTESTED

@@ -16,12 +16,18 @@ TIME       base and head in one run (:mod:`jaxbench.analyse.runs`): Welch
            series' other commits (:func:`_compare_across_runs`), or, with
            fewer than ``Settings.min_history`` of them, no test ("not side
            by side"). Measured side by side (``jaxbench ab``,
-           ``Settings.paired``): a paired t-test over rounds and a 1.02 gate
+           ``Settings.paired``): a paired t-test over rounds and a 1.02 gate.
+           Without ``Settings.paired``, where the paired history timed
+           base and head side by side (``jaxbench pair-history``, a pair on
+           file for exactly those two commits), its estimate and verdict
+           (the pair's Holm family) replace the test of the runs; where it
+           only chains them, the chained ratio is shown as evidence, never
+           as a verdict (:mod:`jaxbench.analyse.paired_evidence`)
 COMPILE    measured in fresh processes side by side (``jaxbench first-call``
            writes one value per process as samples, pair ``i`` of base and
            head taken one after the other): a paired t-test over the pairs
            and a gate (default 1.10). One value a side (``asv run`` alone):
-           "changed (not tested)" only beyond the stage's measured floor
+           "moved, not tested" only beyond the stage's measured floor
            (:mod:`jaxbench.analyse.floors`) and 1.25, never failing by default
 WORK       exact: any relative change beyond 1e-9 is "work changed"
 ACCURACY   ``track_tolerance_used`` > 1 at head but not at base is a
@@ -31,11 +37,11 @@ MEMORY     what the workload adds to memory measured in fresh processes
            side by side (``jaxbench first-call``, one value per process): a
            paired t-test of the differences, gated by the memory factor
            (default 1.10) and the family's resolution (1 MiB). One value a
-           side: "changed (not tested)" only beyond the family's measured
+           side: "moved, not tested" only beyond the family's measured
            floor, absolute and relative (:mod:`jaxbench.analyse.floors`, e.g.
            24 MiB and 1.15x for ``peakmem_*``) and the memory factor; within
            it "unchanged (within the measured spread)"
-OTHER      one value a side: "changed (not tested)" beyond the time factor
+OTHER      one value a side: "moved, not tested" beyond the time factor
 =========  ===============================================================
 
 One review is one family of tests: the p-values of every tested row (warm
@@ -45,7 +51,11 @@ improvement only when its adjusted p-value is below ``alpha`` (and its ratio
 beyond the gate). So a review of two commits with the same code fails its
 check at most ``alpha`` (1 %) of the time, however many rows it holds; work
 and correctness are exact and cannot raise false alarms; untested figures
-fail nothing unless ``Settings.fail_untested``.
+fail nothing unless ``Settings.fail_untested``, and are never counted as
+changes: "moved, not tested" says a value moved beyond its gate where no test
+could tell that from noise. Warm times judged by the paired history keep the
+pair's own Holm family (the series of that pair), so a compare says what the
+paired history's listing says about those two commits.
 
 A benchmark that passed at base and fails at head (asv records no result,
 e.g. its NumPy reference check failed) is FAILED whatever its kind. A
@@ -79,6 +89,7 @@ from jaxbench.analyse.kinds import (
     kind_of,
     method_of,
 )
+from jaxbench.analyse.paired_evidence import PairedEvidence, paired_evidence
 from jaxbench.analyse.runs import one_run
 from jaxbench.analyse.stats import (
     DEFAULT_ALPHA,
@@ -102,6 +113,7 @@ from jaxbench.analyse.stats import (
 )
 from jaxbench.errors import ResultsError, UsageError
 from jaxbench.store.checks import UncheckedNote, find_note
+from jaxbench.store.paired import PairedRun
 from jaxbench.store.results import Point
 
 _MiB = float(1 << 20)
@@ -139,8 +151,16 @@ class WarmTest(Enum):
     ONE_RUN = "one run"
     #: separate runs: the spread between runs from the series' history
     ACROSS_RUNS = "across runs"
+    #: the paired history timed these two commits side by side: its pair's verdict
+    PAIRED_HISTORY = "paired history"
     #: separate runs and too little history: no p-value
     NOT_TESTED = "not side by side"
+    #: as NOT_TESTED, with the paired history's chained ratio shown (evidence, no test)
+    CHAINED = "chained"
+
+    @property
+    def tested(self) -> bool:
+        return self not in (WarmTest.NOT_TESTED, WarmTest.CHAINED)
 
 
 @dataclass(frozen=True)
@@ -190,6 +210,8 @@ class Row:
     head_samples: tuple[float, ...] = ()
     #: How a warm time measured at both sides was tested; None for other rows.
     warm_test: WarmTest | None = None
+    #: The gate of a warm time read from the paired history (its pair's factor).
+    gate: float | None = None
 
     @property
     def verdict(self) -> Verdict:
@@ -284,7 +306,11 @@ def _result_file(point: Point) -> str:
 
 
 def _compare_time(
-    base: Point, head: Point, settings: Settings, history: _History
+    base: Point,
+    head: Point,
+    settings: Settings,
+    history: _History,
+    evidence: PairedEvidence | None = None,
 ) -> tuple[Comparison, WarmTest]:
     for point in (base, head):
         if not point.samples and point.ci_99 is None:
@@ -307,11 +333,96 @@ def _compare_time(
             f"not paired ({len(base.samples)} and {len(head.samples)} samples, "
             f"not whole rounds of {settings.paired})"
         )
+    elif evidence is not None and not evidence.chained:
+        return _from_paired_history(base, head, evidence), WarmTest.PAIRED_HISTORY
     if history.one_run.get(base.key.env_name, False):
         comparison, how = _compare_unpaired(base, head, settings), WarmTest.ONE_RUN
     else:
         comparison, how = _compare_across_runs(base, head, settings, history)
+    if evidence is not None and settings.paired is None:
+        if how is WarmTest.NOT_TESTED:
+            comparison = _chained(base, head, settings, history, comparison, evidence)
+            how = WarmTest.CHAINED
+        else:
+            comparison = _with_note(comparison, f"{_paired_text(evidence)} (evidence, not a test)")
     return (_with_note(comparison, note) if note else comparison), how
+
+
+def _x(ratio: float) -> str:
+    return f"{ratio:.2f}x" if math.isfinite(ratio) else "inf"
+
+
+def _paired_text(evidence: PairedEvidence) -> str:
+    """``paired history: 1.01x [0.99x, 1.03x]``, with how many pairs it chains."""
+    text = f"paired history: {_x(evidence.ratio)} [{_x(evidence.low)}, {_x(evidence.high)}]"
+    if evidence.chained:
+        return f"{text}, chained over {evidence.pairs} pairs"
+    return f"{text}, {evidence.rounds} rounds side by side"
+
+
+def _separate_ratio(base: Point, head: Point) -> str:
+    """``; separate runs read 1.21x``: what asv's values alone say."""
+    if base.value and head.value is not None:
+        return f"; separate runs read {_x(head.value / base.value)}"
+    return ""
+
+
+def _from_paired_history(base: Point, head: Point, evidence: PairedEvidence) -> Comparison:
+    """The row as the paired history judged it: the pair's estimate, Holm p and verdict."""
+    verdict = evidence.verdict or Verdict.INCONCLUSIVE
+    reason = _paired_text(evidence)
+    holm, alpha = evidence.holm_p, evidence.alpha
+    if holm is not None:
+        sign = "<" if holm < alpha else ">="
+        reason += f", Holm p={holm:.3g} {sign} {alpha:g} over the pair's {evidence.family} series"
+        if verdict in (Verdict.REGRESSION, Verdict.IMPROVEMENT):
+            reason += f" and ratio beyond {evidence.factor:g}"
+        elif holm < alpha:
+            reason += f" but ratio within {evidence.factor:g}"
+    else:
+        reason += f": {verdict.value}"
+    return Comparison(
+        base.value,
+        head.value,
+        evidence.ratio,
+        evidence.p_value,
+        verdict,
+        reason + _separate_ratio(base, head),
+        n_base=len(base.samples),
+        n_head=len(head.samples),
+        p_family=holm,
+    )
+
+
+def _chained(
+    base: Point,
+    head: Point,
+    settings: Settings,
+    history: _History,
+    untested: Comparison,
+    evidence: PairedEvidence,
+) -> Comparison:
+    """A warm time the runs cannot test, with the paired history's chained ratio
+    shown instead of theirs. Never a verdict (:mod:`jaxbench.analyse.paired_evidence`
+    says why): "moved, not tested" where the chain's interval lies beyond
+    the pair's gate, unchanged where it lies within it, else inconclusive."""
+    gate = evidence.factor
+    if evidence.low > gate or evidence.high < 1 / gate:
+        verdict, where = Verdict.UNTESTED, "lies beyond"
+    elif evidence.low >= 1 / gate and evidence.high <= gate:
+        verdict, where = Verdict.UNCHANGED, "lies within"
+    else:
+        verdict, where = Verdict.INCONCLUSIVE, "reaches both sides of"
+    return replace(
+        untested,
+        ratio=evidence.ratio,
+        verdict=verdict,
+        reason=(
+            f"{_paired_text(evidence)}: its interval {where} the gate {gate:g} "
+            f"(a chain is evidence, not a test){_separate_ratio(base, head)}, "
+            f"{_too_little(base, head, settings, history)}"
+        ),
+    )
 
 
 def _round_size(benchmark: str, settings: Settings) -> int | None:
@@ -333,9 +444,10 @@ class _History:
     series: Mapping[_Match, Sequence[_Commit]]
 
 
-def ab_command(base_commit: str, head_commit: str) -> str:
-    """The command that measures base and head side by side."""
-    return f"jaxbench ab --base-commit {base_commit[:12]} --head-commit {head_commit[:12]}"
+def ab_command(base_commit: str, head_commit: str, command: str = "ab") -> str:
+    """The command that measures base and head side by side (``jaxbench ab``, or
+    ``first-call`` for first calls)."""
+    return f"jaxbench {command} --base-commit {base_commit[:12]} --head-commit {head_commit[:12]}"
 
 
 def _series_of(base: Point, head: Point, history: _History) -> list[_Commit]:
@@ -369,6 +481,15 @@ def _typical_rounds(base: Point, head: Point, history: _History, round_size: int
     return statistics.median(found) if found else None
 
 
+def _too_little(base: Point, head: Point, settings: Settings, history: _History) -> str:
+    """``1 other commit of history (6 needed): not tested``."""
+    n_other = sum(len(part) for part in _history_parts(base, head, history))
+    return (
+        f"{n_other} other commit{'' if n_other == 1 else 's'} of history "
+        f"({settings.min_history} needed): not tested"
+    )
+
+
 def _compare_across_runs(
     base: Point, head: Point, settings: Settings, history: _History
 ) -> tuple[Comparison, WarmTest]:
@@ -378,8 +499,8 @@ def _compare_across_runs(
     so the spread is the series' spread between runs, estimated from its
     other commits (:func:`jaxbench.analyse.stats.compare_across_runs`). With
     fewer than ``settings.min_history`` of them there is nothing to estimate
-    it from: no p-value; beyond the factor the row is "changed (not
-    tested)", and its reason names the command that gives a verdict.
+    it from: no p-value; beyond the factor the row is "moved, not tested"
+    (the "Not tested" line of the output names the command that tests it).
     """
     b_value, h_value = base.value, head.value
     if b_value is None or h_value is None:  # pragma: no cover - compare_points checked
@@ -405,9 +526,8 @@ def _compare_across_runs(
     factor = compare_factor(b_value, h_value, factor=settings.factor)
     size = "beyond" if factor.verdict is Verdict.UNTESTED else "within"
     reason = (
-        f"{size} factor {settings.factor:g}; not side by side, and {n_other} other "
-        f"commit{'' if n_other == 1 else 's'} of history ({settings.min_history} needed): "
-        f"`{ab_command(history.base_commit, history.head_commit)}` gives a verdict"
+        f"{size} factor {settings.factor:g}; separate runs, "
+        f"{_too_little(base, head, settings, history)}"
     )
     untested = replace(factor, reason=reason, n_base=n_base, n_head=n_head)
     return untested, WarmTest.NOT_TESTED
@@ -518,8 +638,8 @@ def compare_single_value(
     The floor (:mod:`jaxbench.analyse.floors`: an absolute difference and a
     ratio, both sized from the spread between commits with identical code)
     and the kind's factor must both be exceeded; within them the figure is
-    UNCHANGED, "within the measured spread". Beyond them it is "changed (not
-    tested)" (UNTESTED), or with ``Settings.fail_untested`` a regression or
+    UNCHANGED, "within the measured spread". Beyond them it is "moved, not
+    tested" (UNTESTED), or with ``Settings.fail_untested`` a regression or
     improvement. A family without a floor (``track_*`` figures of other
     kinds) keeps the factor alone.
     """
@@ -597,8 +717,15 @@ def _compare_memory_pairs(base: Point, head: Point, settings: Settings) -> Compa
 
 
 def _family(rows: Sequence[Row], alpha: float) -> list[Row]:
-    """Every tested row judged with its Holm-adjusted p-value (see the module docstring)."""
-    tested = [i for i, row in enumerate(rows) if row.comparison.p_value is not None]
+    """Every tested row judged with its Holm-adjusted p-value (see the module docstring).
+
+    Warm times from the paired history keep the Holm adjustment of their own pair.
+    """
+    tested = [
+        i
+        for i, row in enumerate(rows)
+        if row.comparison.p_value is not None and row.warm_test is not WarmTest.PAIRED_HISTORY
+    ]
     adjusted = holm_adjust([rows[i].comparison.p_value or 0.0 for i in tested])
     out = list(rows)
     m = len(tested)
@@ -671,6 +798,7 @@ def compare_points(
     *,
     notes: Sequence[UncheckedNote] = (),
     history: Iterable[Point] = (),
+    paired: Iterable[PairedRun] = (),
 ) -> CompareReport:
     """Compare the points of one base commit with those of one head commit.
 
@@ -678,6 +806,9 @@ def compare_points(
     shown on their rows. ``history``: every point of the results directory
     (the machine's series at other commits), for warm times that base and
     head recorded in separate runs (:func:`_compare_across_runs`).
+    ``paired``: the machine's paired history (:func:`jaxbench.store.paired.load_paired`);
+    where it timed base and head side by side, its verdict is the warm time's
+    (:mod:`jaxbench.analyse.paired_evidence`; not with ``Settings.paired``).
 
     Raises :class:`ResultsError` when a side is empty, the two sides (or
     either side) span several machines or commits, or a warm time has
@@ -698,6 +829,12 @@ def compare_points(
     base_index, head_index = _index(base), _index(head)
     same_run = one_run(base, head)
     series: dict[_Match, list[_Commit]] = {}
+    history = tuple(history)
+    dates = {p.commit: p.date for p in (*history, *base, *head)}
+    order = sorted(dates, key=lambda c: (dates[c], c))
+    evidence = paired_evidence(
+        (r for r in paired if r.machine in machines), order, base_commit, head_commit
+    )
     for p in history:
         if (
             p.value is not None
@@ -725,7 +862,7 @@ def compare_points(
         elif b is not None and h is not None:
             measured = not (b.skipped or h.skipped or b.value is None or h.value is None)
             if kind is Kind.TIME and measured:
-                comparison, how = _compare_time(b, h, settings, around)
+                comparison, how = _compare_time(b, h, settings, around, evidence.get(match))
             else:
                 comparison = _compare_values(b, h, kind, settings)
             unit = h.unit
@@ -734,7 +871,9 @@ def compare_points(
         else:  # pragma: no cover - every match comes from at least one side
             continue
         samples = (b.samples if b else (), h.samples if h else ())
-        rows.append(Row(benchmark, params, env_name, kind, unit, comparison, *samples, how))
+        found = evidence.get(match) if how in (WarmTest.PAIRED_HISTORY, WarmTest.CHAINED) else None
+        gate = found.factor if found is not None else None
+        rows.append(Row(benchmark, params, env_name, kind, unit, comparison, *samples, how, gate))
 
     rows = _unchecked(_family(rows, settings.alpha), head, notes)
     broken = {row.workload for row in rows if row.category in ("accuracy", "failed")}

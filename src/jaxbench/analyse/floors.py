@@ -13,7 +13,7 @@ the figure is "unchanged (within the measured spread)".
 This is the one place every reader takes the rule from:
 
 * ``jaxbench compare`` and the review comment: a figure with one value a side
-  is "changed (not tested)" only beyond its floor
+  is "moved, not tested" only beyond its floor
   (:func:`jaxbench.analyse.compare.compare_single_value`); first-call figures
   measured in fresh-process pairs are tested instead;
 * ``jaxbench regressions``, the HTML regressions page and ``publish``

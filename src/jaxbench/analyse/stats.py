@@ -17,7 +17,7 @@ Three rules, one per kind of figure (see :mod:`jaxbench.analyse.kinds`):
   overlap, plus the factor) and says so in the reason.
 * :func:`compare_factor` for figures with one value per side (first-call
   and compile times from one ``asv run``, peak memory): no test is possible,
-  so a change beyond the factor is shown as "changed (not tested)" and fails
+  so a change beyond the factor is shown as "moved, not tested" and fails
   no check unless asked to.
 * :func:`compare_exact` for deterministic figures (XLA work counts): any
   relative change beyond ``1e-9`` is a change.
@@ -123,9 +123,10 @@ class Verdict(Enum):
     NOT_SIGNIFICANT = "not significant"
     UNCHANGED = "unchanged"
     CHANGED = "changed"  # informational: a change that is neither better nor worse
-    #: A figure with one value per side beyond its factor: no test can tell a
-    #: change from noise, so it is shown, never failed on by default.
-    UNTESTED = "changed (not tested)"
+    #: A figure that moved beyond its factor where no test can tell a change
+    #: from noise (one value per side, or separate runs with too little
+    #: history): shown, never counted as a change, never failed on by default.
+    UNTESTED = "moved, not tested"
     INCONCLUSIVE = "inconclusive"  # too little data to decide either way
     NEW = "new"
     REMOVED = "removed"
@@ -522,7 +523,7 @@ def compare_skipped(
 def compare_factor(base: float, head: float, *, factor: float, fail: bool = False) -> Comparison:
     """A figure with one value per side: no test is possible.
 
-    Beyond ``factor`` it is UNTESTED ("changed (not tested)"), which fails no
+    Beyond ``factor`` it is UNTESTED ("moved, not tested"), which fails no
     check; with ``fail`` it is a REGRESSION or IMPROVEMENT, as asv's own
     factor-only rule would call it. Within ``factor``: UNCHANGED.
     """

@@ -1,7 +1,10 @@
 """``jaxbench compare BASE HEAD``: what changed between two commits' asv results.
 
 BASE and HEAD are commit hashes (or unique prefixes) found in the results
-directory, or paths to two asv result JSON files. Exit status: 1 when a
+directory, or paths to two asv result JSON files. Warm times that ``jaxbench
+pair-history`` timed side by side for exactly these two commits take the
+paired history's verdict (not with ``--paired``: the review's own rounds).
+Exit status: 1 when a
 regression of a kind named by ``--fail-on`` is found, 0 otherwise, 2 for bad
 input. Never imports jax.
 """
@@ -98,7 +101,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=_factor,
         default=Settings.compile_factor,
         help="first-call/compile-time ratio beyond which a figure with one value a side "
-        "is shown as changed (not tested), and beyond the stage's measured floor "
+        "is shown as moved, not tested, and beyond the stage's measured floor "
         "(default: %(default)s)",
     )
     parser.add_argument(
@@ -157,15 +160,16 @@ def run(args: argparse.Namespace) -> int:
         paired_factor=args.paired_factor,
         round_sizes=read_round_sizes(results_dir_of(args.head, args.results) / "benchmarks.json"),
     )
-    base, head, warnings, history = load_sides(
-        args.base, args.head, args.results, machine=args.machine, env_name=args.env
-    )
+    sides = load_sides(args.base, args.head, args.results, machine=args.machine, env_name=args.env)
+    warnings = sides.warnings
     for warning in warnings[:_MAX_WARNINGS]:
         print(f"jaxbench: warning: {warning}", file=sys.stderr)
     if len(warnings) > _MAX_WARNINGS:
         print(f"jaxbench: warning: ... and {len(warnings) - _MAX_WARNINGS} more", file=sys.stderr)
     notes = read_unchecked(results_dir_of(args.head, args.results))
-    report = compare_points(base, head, settings, notes=notes, history=history)
+    report = compare_points(
+        sides.base, sides.head, settings, notes=notes, history=sides.history, paired=sides.paired
+    )
 
     if args.format == "markdown":
         text = format_markdown(

@@ -1,8 +1,11 @@
 """A :class:`~jaxbench.analyse.compare.CompareReport` as a pull-request comment (pure).
 
-Layout: a summary line first (it stays true when the tables are cut), a table
-of the rows that changed, a collapsed ``<details>`` table of every row, then
-the machine, environments and thresholds. Every string that comes from the
+Layout: a summary line first (it stays true when the tables are cut), a line
+on what could not be tested and the command that tests it
+(:func:`not_tested_line`), a table of the rows that changed, one of the rows
+that moved but could not be tested, a collapsed ``<details>`` table of every
+row, then the machine, environments and thresholds. Each thing is said once:
+how the warm times were tested is in :func:`warm_test_lines` alone. Every string that comes from the
 benchmarked code (benchmark names, parameters, environment names, units) goes
 through :func:`escape`, which makes it inert text: no HTML, no table breaks,
 no links, no @mentions, no issue references.
@@ -26,7 +29,7 @@ from urllib.parse import quote
 
 from jaxbench.analyse.compare import CompareReport, Row, Settings, WarmTest, ab_command
 from jaxbench.analyse.floors import FLOORS, floor_of, ratio_is_meaningful
-from jaxbench.analyse.kinds import Kind
+from jaxbench.analyse.kinds import WORKLOAD_MEMORY_TRACKS, Kind, method_of
 from jaxbench.analyse.stats import Verdict
 from jaxbench.render import links
 from jaxbench.render.units import format_difference, format_ratio, format_value
@@ -43,6 +46,7 @@ __all__ = [
     "format_value",
     "gate_of",
     "graph_url",
+    "not_tested_line",
     "ratio_cell",
     "summary_line",
     "warm_test_lines",
@@ -136,6 +140,8 @@ def format_sides(row: Row) -> tuple[str, str]:
 
 def gate_of(row: Row, settings: Settings) -> float | None:
     """The ratio that decided a row's verdict, for :func:`format_ratio`'s precision."""
+    if row.gate is not None:
+        return row.gate
     if row.kind is Kind.TIME:
         return settings.paired_factor if settings.paired is not None else settings.factor
     if row.kind is Kind.COMPILE:
@@ -180,7 +186,11 @@ def _by_kind(counts: Mapping[Kind, int]) -> str:
 
 
 def summary_line(report: CompareReport, *, bold: bool = True) -> str:
-    """``**1 now failing**, **2 regressions** (1 warm time, 1 correctness), 14 unchanged``."""
+    """``**1 now failing**, **2 regressions** (1 warm time, 1 correctness), 14 unchanged``.
+
+    Rows that moved but could not be tested are no change: they are counted
+    by :func:`not_tested_line`, never here.
+    """
     counts = report.counts()
 
     def strong(text: str) -> str:
@@ -201,7 +211,6 @@ def summary_line(report: CompareReport, *, bold: bool = True) -> str:
         )
     for verdict, label in (
         (Verdict.FIXED, "fixed"),
-        (Verdict.UNTESTED, "changed (not tested)"),
         (Verdict.CHANGED, "changed"),
         (Verdict.NEW, "new"),
         (Verdict.REMOVED, "removed"),
@@ -244,7 +253,7 @@ def _verdict_cell(row: Row) -> str:
     if row.verdict is Verdict.FAILED:
         return "**now failing**"
     if row.verdict is Verdict.UNTESTED:
-        return f"{KIND_LABELS[row.kind]} changed (not tested)"
+        return f"{KIND_LABELS[row.kind]} {Verdict.UNTESTED.value}"
     return str(row.verdict.value)
 
 
@@ -309,13 +318,21 @@ def _render(
 ) -> str:
     base, head = escape(report.base_commit[:12]), escape(report.head_commit[:12])
     lines = [f"### jaxbench: {base} (base) vs {head} (head)", "", summary_line(report), ""]
-    if changes:
-        lines += ["#### Changes", ""]
-        lines += _table(changes, report, html_url=html_url, param_names=param_names)
-        lines.append("")
+    untested = not_tested_line(report)
+    if untested:
+        lines += [escape(untested), ""]
+    moved = [r for r in changes if r.verdict is Verdict.UNTESTED]
+    for title, rows in (
+        ("Changes", [r for r in changes if r.verdict is not Verdict.UNTESTED]),
+        (Verdict.UNTESTED.value.capitalize(), moved),
+    ):
+        if rows:
+            lines += [f"#### {title}", ""]
+            lines += _table(rows, report, html_url=html_url, param_names=param_names)
+            lines.append("")
     if len(changes) < n_changes:
         lines += [
-            f"_{len(changes)} of {n_changes} changed rows shown; {n_changes - len(changes)} "
+            f"_{len(changes)} of {n_changes} rows shown; {n_changes - len(changes)} "
             "cut to fit the comment size limit. Run `jaxbench compare` locally for all._",
             "",
         ]
@@ -342,28 +359,27 @@ def _render(
 def footer(report: CompareReport) -> list[str]:
     """The thresholds and the review's false-alarm rule, as lines of markdown."""
     settings = report.settings
-    if settings.paired is not None:
-        warm = (
-            f"warm time measured side by side ({settings.paired} samples a round): paired "
-            f"t-test over rounds and paired ratio beyond {settings.paired_factor:g}"
-        )
-    else:
-        warm = (
-            "warm time measured in one run: Welch t on log per-round medians (pooled "
-            "Mann-Whitney when samples do not split into rounds); in separate runs: t on the "
-            "log ratio with the spread between runs of the series' other commits, untested "
-            f"with fewer than {settings.min_history}; ratio beyond {settings.factor:g}"
-        )
-    tested = sum(1 for row in report.rows if row.comparison.p_value is not None)
+    tested = sum(
+        1
+        for row in report.rows
+        if row.comparison.p_value is not None and row.warm_test is not WarmTest.PAIRED_HISTORY
+    )
+    from_pairs = report.warm_tests()[WarmTest.PAIRED_HISTORY]
     untested = "shown, and fail the check" if settings.fail_untested else "shown, never failing"
+    pairs = (
+        f" The {_plural(from_pairs, 'warm time')} from the paired history keep the family of "
+        "their pair (Holm over its series, as jaxbench regressions lists them)."
+        if from_pairs
+        else ""
+    )
     lines = [
-        f"Thresholds: {warm}; first call and its stages measured in fresh processes side "
-        f"by side: paired t-test and ratio beyond {settings.first_call_factor:g}; "
-        "work and correctness exact.  ",
+        "Thresholds: first call and its stages measured in fresh processes side by side: "
+        f"paired t-test and ratio beyond {settings.first_call_factor:g}; work and correctness "
+        "exact.  ",
         f"False alarms: the {tested} tested rows are one family (Holm-Bonferroni): a row "
         f"fails only when its adjusted p < {settings.alpha:g}, so a review of unchanged "
-        f"code fails at most {settings.alpha:.0%} of the time. Figures with one value a "
-        "side are changed (not tested) only beyond the spread measured between commits "
+        f"code fails at most {settings.alpha:.0%} of the time.{pairs} Figures with one value "
+        "a side are moved, not tested, only beyond the spread measured between commits "
         f"with identical code ({floors_line()}): {untested}.",
     ]
     for line in warm_test_lines(report):
@@ -373,31 +389,95 @@ def footer(report: CompareReport) -> list[str]:
 
 
 def warm_test_lines(report: CompareReport) -> list[str]:
-    """How the warm times were tested, and the command for those that were not."""
+    """How the tested warm times were tested, with their gates (those not
+    tested are in :func:`not_tested_line`)."""
     counts = report.warm_tests()
-    if not counts:
-        return []
     s = report.settings
+    pair_gates = sorted({r.gate for r in report.rows if r.gate is not None})
+    pair_gate = "/".join(f"{g:g}" for g in pair_gates) or f"{s.paired_factor:g}"
     what = {
-        WarmTest.SIDE_BY_SIDE: "side by side (jaxbench ab): paired t over rounds",
-        WarmTest.ONE_RUN: "in one run: Welch t on log round medians (or Mann-Whitney)",
+        WarmTest.SIDE_BY_SIDE: f"side by side (jaxbench ab, {s.paired} samples a round): "
+        f"paired t over rounds, ratio beyond {s.paired_factor:g}",
+        WarmTest.PAIRED_HISTORY: "from the paired history (jaxbench pair-history timed these "
+        f"two commits side by side): paired t over rounds, ratio beyond {pair_gate}",
+        WarmTest.ONE_RUN: "in one run: Welch t on log round medians (or Mann-Whitney), "
+        f"ratio beyond {s.factor:g}",
         WarmTest.ACROSS_RUNS: "in separate runs: t on the log ratio with the spread between "
-        "runs of the series' other commits",
-        WarmTest.NOT_TESTED: f"in separate runs with fewer than {s.min_history} other commits "
-        "of history: not tested",
+        f"runs of the series' other commits, ratio beyond {s.factor:g}",
     }
     parts = [f"{counts[how]} {text}" for how, text in what.items() if counts[how]]
-    lines = ["Warm times: " + "; ".join(parts) + "."]
-    if counts[WarmTest.NOT_TESTED]:
-        envs = sorted({r.env_name for r in report.rows if r.warm_test is WarmTest.NOT_TESTED})
-        command = ab_command(report.base_commit, report.head_commit)
-        env = f" --env {envs[0]}" if len(envs) == 1 else " --env ENV"
-        lines.append(
-            f"For a verdict, time them side by side: {command} --machine {report.machine}{env} "
-            "(with --base-python and --head-python: Pythons with each commit installed), "
-            "then jaxbench compare with --paired 100."
+    return ["Warm times: " + "; ".join(parts) + "."] if parts else []
+
+
+def _ratios(rows: Sequence[Row]) -> str:
+    """``1.30x`` or ``1.21x to 1.35x``: the ratios of some rows."""
+    ratios = sorted(r.comparison.ratio for r in rows if r.comparison.ratio is not None)
+    if not ratios:
+        return ""
+    low, high = format_ratio(ratios[0]), format_ratio(ratios[-1])
+    return f" ({low})" if low == high else f" ({low} to {high})"
+
+
+def _figures(rows: Sequence[Row]) -> str:
+    """``2 first-call figures``, ``3 figures (first-call, memory)``."""
+    kinds = sorted({"first-call" if r.kind is Kind.COMPILE else KIND_LABELS[r.kind] for r in rows})
+    if len(kinds) == 1:
+        return _plural(len(rows), f"{kinds[0]} figure")
+    return f"{_plural(len(rows), 'figure')} ({', '.join(kinds)})"
+
+
+def _them(rows: Sequence[Row]) -> str:
+    return "it" if len(rows) == 1 else "them"
+
+
+def not_tested_line(report: CompareReport) -> str | None:
+    """What could not be tested, how many of those moved, and the command that tests them.
+
+    Warm times from separate runs with too little history (:class:`WarmTest`
+    ``NOT_TESTED`` and ``CHAINED``), and figures with one value a side that
+    moved beyond their measured spread: never counted as changes
+    (:func:`summary_line`). None when everything was tested.
+    """
+    warm = [r for r in report.rows if r.warm_test is not None and not r.warm_test.tested]
+    single = [r for r in report.rows if r.verdict is Verdict.UNTESTED and r.warm_test is None]
+    envs = sorted({r.env_name for r in (*warm, *single)})
+    where = f"--machine {report.machine} --env {envs[0] if len(envs) == 1 else 'ENV'}"
+    commits = (report.base_commit, report.head_commit)
+    parts: list[str] = []
+    if warm:
+        s = report.settings
+        text = (
+            f"{_plural(len(warm), 'warm time')} in separate runs with fewer than "
+            f"{s.min_history} other commits of history"
         )
-    return lines
+        chained = sum(r.warm_test is WarmTest.CHAINED for r in warm)
+        if chained:
+            text += f" ({chained} with the paired history's chained ratio, evidence only)"
+        moved = [r for r in warm if r.verdict is Verdict.UNTESTED]
+        if moved:
+            some = "it" if len(warm) == 1 else "all" if moved == warm else f"{len(moved)} of them"
+            text += f", {some} moved{_ratios(moved)}"
+        parts.append(f"{text}: {ab_command(*commits)} {where} times {_them(warm)} side by side")
+    first_call = [
+        r
+        for r in single
+        if r.kind is Kind.COMPILE or method_of(r.benchmark) in WORKLOAD_MEMORY_TRACKS
+    ]
+    if first_call:
+        parts.append(
+            f"{_figures(first_call)} moved beyond the measured "
+            f"spread, one value a side{_ratios(first_call)}: "
+            f"{ab_command(*commits, 'first-call')} {where} "
+            f"times {_them(first_call)} in fresh processes side by side"
+        )
+    other = [r for r in single if r not in first_call]
+    if other:
+        parts.append(
+            f"{_figures(other)} moved beyond the measured spread, "
+            f"one value a side{_ratios(other)}: no side-by-side measurement exists for "
+            f"{_them(other)}"
+        )
+    return "Not tested: " + "; ".join(parts) + "." if parts else None
 
 
 def floors_line() -> str:

@@ -7,9 +7,11 @@ most serious rows first. It is at most :data:`WIDTH` characters wide: rows
 are grouped by environment under one header that names it in full, with a
 short alias (the parts of its name that the other environments' names do
 not share); each row's reason follows it, wrapped, and a benchmark name too
-long for its column gets a line of its own. The footer says how the warm
-times were tested (:class:`jaxbench.analyse.compare.WarmTest`). ``--format
-json`` holds the full names and every reason on one line.
+long for its column gets a line of its own. Under the summary line, what
+could not be tested and the command that tests it
+(:func:`jaxbench.render.markdown.not_tested_line`); the footer says how the
+tested warm times were tested (:class:`jaxbench.analyse.compare.WarmTest`).
+``--format json`` holds the full names and every reason on one line.
 """
 
 from __future__ import annotations
@@ -22,13 +24,20 @@ from typing import Any
 
 from jaxbench.analyse.compare import CompareReport, Row
 from jaxbench.analyse.stats import Verdict
-from jaxbench.render.markdown import format_sides, ratio_cell, summary_line, warm_test_lines
+from jaxbench.render.markdown import (
+    format_sides,
+    not_tested_line,
+    ratio_cell,
+    summary_line,
+    warm_test_lines,
+)
 from jaxbench.render.units import format_spread
 
 __all__ = ["JSON_FORMAT", "WIDTH", "env_aliases", "format_json", "format_listing", "format_text"]
 
-#: Version of the ``--format json`` document.
-JSON_FORMAT = 1
+#: Version of the ``--format json`` document (2: "moved, not tested", warm
+#: times from the paired history, ``not_tested``).
+JSON_FORMAT = 2
 #: Widest line of the text table.
 WIDTH = 120
 _GAP = "  "
@@ -75,14 +84,16 @@ def env_aliases(env_names: Sequence[str]) -> dict[str, str]:
     return {name: f"env{i}" for i, name in enumerate(names, 1)}
 
 
-def _wrap(text: str, width: int, indent: str = "") -> list[str]:
+def _wrap(text: str, width: int, indent: str = "", *, hyphens: bool = True) -> list[str]:
+    """``text`` in lines of at most ``width``; ``hyphens=False`` keeps words whole
+    (commands to copy: ``--env virtualenv-py3.11-...``)."""
     return textwrap.wrap(
         text,
         width=width,
         initial_indent=indent,
         subsequent_indent=indent,
         break_long_words=True,
-        break_on_hyphens=True,
+        break_on_hyphens=hyphens,
     ) or [indent.rstrip()]
 
 
@@ -91,7 +102,7 @@ def _verdict(row: Row) -> str:
     if row.category is not None and row.category != "failed":
         verdict = f"{row.category} {verdict}"
     if row.verdict is Verdict.UNTESTED:
-        verdict = f"{row.kind.value} changed (not tested)"
+        verdict = f"{row.kind.value} {Verdict.UNTESTED.value}"
     return verdict
 
 
@@ -160,7 +171,7 @@ def format_text(report: CompareReport, *, width: int = WIDTH) -> str:
     line under the table, not listed; ``--format json`` has every row. No
     line is wider than ``width`` (but a word longer than it).
     """
-    order = {"failed": 0, "regression": 1, "improvement": 2, "changed (not tested)": 3}
+    order = {"failed": 0, "regression": 1, "improvement": 2, Verdict.UNTESTED.value: 3}
     rows = sorted(
         (r for r in report.rows if not _skipped_both(r)),
         key=lambda r: (r.env_name, order.get(r.verdict.value, 4), r.benchmark, r.params),
@@ -171,7 +182,9 @@ def format_text(report: CompareReport, *, width: int = WIDTH) -> str:
     lines = [
         f"base {report.base_commit[:12]}  head {report.head_commit[:12]}  machine {report.machine}",
         *_wrap(summary_line(report, bold=False), width),
+        *_wrap(not_tested_line(report) or "", width, hyphens=False),
     ]
+    lines = [line for line in lines if line]
     header, body = _table(rows, report, width)
     runs = {True: "base and head measured in one run", False: "base and head in separate runs"}
     for env_name in sorted({r.env_name for r in rows}):
@@ -248,6 +261,7 @@ def format_json(report: CompareReport, fail_on: frozenset[str]) -> str:
         },
         "fail_on": sorted(fail_on),
         "summary": summary_line(report, bold=False),
+        "not_tested": not_tested_line(report),
         "counts": dict(sorted((v.value, n) for v, n in report.counts().items())),
         "failing": len(report.failing(fail_on)),
         "warm_tests": dict(sorted((t.value, n) for t, n in report.warm_tests().items())),

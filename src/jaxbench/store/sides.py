@@ -3,18 +3,23 @@
 A side is a commit (hash or unique prefix) found in a results directory, or
 an asv result file; both sides are the same sort. ``benchmarks.json`` beside
 them gives each time benchmark's samples per round (its ``repeat``) and each
-benchmark's parameter names (for graph links).
+benchmark's parameter names (for graph links); the machine's paired history
+(``<results>/<machine>/paired/``, :mod:`jaxbench.store.paired`) what
+``jaxbench pair-history`` timed side by side.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from jaxbench.errors import ResultsError, UsageError
 from jaxbench.store.benchmarks_json import read_benchmarks_json_or_warn
+from jaxbench.store.paired import PairedRun, load_paired
 from jaxbench.store.results import Point, find_commit, load_history, load_result_file
 
 __all__ = [
+    "Sides",
     "load_sides",
     "looks_like_file",
     "read_param_names",
@@ -44,13 +49,34 @@ def _load_file(arg: str) -> list[Point]:
     return points
 
 
+@dataclass(frozen=True)
+class Sides:
+    """What ``jaxbench compare`` reads: base and head, and what surrounds them."""
+
+    base: list[Point]
+    head: list[Point]
+    warnings: tuple[str, ...]
+    #: every point of the results directory (none for two result files)
+    history: tuple[Point, ...]
+    #: the machine's paired history, in the environment asked for
+    paired: tuple[PairedRun, ...]
+
+
+def _paired_of(results: Path, points: list[Point], env_name: str | None) -> tuple[PairedRun, ...]:
+    machines = {p.key.machine for p in points}
+    if len(machines) != 1:  # compare refuses mixed machines itself
+        return ()
+    return tuple(load_paired(results, machine=machines.pop(), env_name=env_name))
+
+
 def load_sides(
     base: str, head: str, results: Path, *, machine: str | None, env_name: str | None
-) -> tuple[list[Point], list[Point], tuple[str, ...], tuple[Point, ...]]:
-    """Base points, head points, warnings and the history around them.
+) -> Sides:
+    """Base points, head points, warnings, the history around them and the paired history.
 
-    From two result files (no history: ``()``) or two commits of a results
-    directory (every point of its one machine, in the environment asked for).
+    From two result files (no history: ``()``; the paired history of the
+    results directory that holds them) or two commits of a results directory
+    (every point of its one machine, in the environment asked for).
     """
     base_file, head_file = looks_like_file(base), looks_like_file(head)
     if base_file != head_file:
@@ -66,7 +92,8 @@ def load_sides(
                     f"no results for environment {env_name!r} in {base} or {head}; "
                     "pick an environment those files hold"
                 )
-        return sides[0], sides[1], (), ()
+        paired = _paired_of(results_dir_of(head, results), [*sides[0], *sides[1]], env_name)
+        return Sides(sides[0], sides[1], (), (), paired)
 
     history = load_history(results, machine=machine, env_name=env_name)
     machines = history.machines()
@@ -79,7 +106,8 @@ def load_sides(
     head_commit = find_commit(history, head)
     base_points = [p for p in history.points if p.commit == base_commit]
     head_points = [p for p in history.points if p.commit == head_commit]
-    return base_points, head_points, history.warnings, history.points
+    paired = _paired_of(results, [*base_points, *head_points], env_name)
+    return Sides(base_points, head_points, history.warnings, tuple(history.points), paired)
 
 
 def read_round_sizes(benchmarks_json: Path) -> tuple[tuple[str, int | None], ...]:
