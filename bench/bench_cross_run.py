@@ -48,8 +48,8 @@ from jaxbench.analyse.compare import (  # noqa: E402
     WarmTest,
     compare_points,
 )
-from jaxbench.analyse.kinds import Kind  # noqa: E402
 from jaxbench.analyse.stats import Verdict  # noqa: E402
+from jaxbench.kinds import Kind  # noqa: E402
 from jaxbench.store.results import Point, load_history  # noqa: E402
 
 MEASURED = ("benchmarks", "src/jaxbench/measure")

@@ -32,8 +32,8 @@ import sys
 from collections.abc import Sequence
 
 from jaxbench.analyse.compare import Settings, compare_single_value
-from jaxbench.analyse.kinds import Kind
 from jaxbench.analyse.stats import Verdict
+from jaxbench.kinds import Kind
 from jaxbench.render.units import format_value
 
 _CHILD = r"""

@@ -84,8 +84,8 @@ sys.path.insert(0, str(ROOT / "src"))
 from asv_existing import write_conf  # noqa: E402  (bench/ is on sys.path as the script's folder)
 
 from jaxbench.analyse.compare import Settings, compare_points  # noqa: E402
-from jaxbench.analyse.kinds import Kind  # noqa: E402
 from jaxbench.analyse.stats import Verdict, compare_samples, round_medians  # noqa: E402
+from jaxbench.kinds import Kind  # noqa: E402
 from jaxbench.store.fsio import write_text_atomic  # noqa: E402
 from jaxbench.store.results import Point, load_result_file  # noqa: E402
 

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from jaxbench.analyse.detect import scan
-from jaxbench.analyse.kinds import kind_of
+from jaxbench.kinds import kind_of
 from jaxbench.store.series_table import SeriesTable, load_series_table
 
 

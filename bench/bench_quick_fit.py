@@ -37,7 +37,7 @@ def on_history(results: Path) -> None:
     listings = {}
     for quick in (False, True):
         start = time.perf_counter()
-        found, _fits = scan(table, include_fixed=True, workers=1, quick=quick)
+        found, _fits = scan(table, include_fixed=True, quick=quick)
         elapsed = time.perf_counter() - start
         listings[quick] = [
             (r.key, r.bad_commit, r.fixed_commit, round(r.ratio, 6)) for r in found.regressions

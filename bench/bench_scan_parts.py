@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from jaxbench.analyse import binseg
-from jaxbench.analyse.kinds import kind_of
 from jaxbench.analyse.steps import detect_steps
+from jaxbench.kinds import kind_of
 from jaxbench.store import fastjson
 from jaxbench.store.results import _machine_name, scan_result_file
 from jaxbench.store.series_table import load_series_table

@@ -100,8 +100,8 @@ def one(
         root = Path(tmp) / "results"
         commits = write_history(root, n_commits, n_series, model, rng, planted)
         table = load_series_table(root, use_cache=False)
-        found, _fits = scan(table, workers=1, detector="asv")
-        fast, _fits = scan(table, workers=1, detector="binseg")
+        found, _fits = scan(table, detector="asv")
+        fast, _fits = scan(table, detector="binseg")
     bad = None if planted is None else commits[planted[0]]
 
     def right(r: object) -> bool:

@@ -1,7 +1,7 @@
 """Run a command and report the peak summed memory of it and every process it starts.
 
 ``jaxbench regressions`` parses large histories in forked worker processes
-(``jaxbench.store.forking``); the largest resident set of any one process
+(``jaxbench.jobs.parallel``); the largest resident set of any one process
 undercounts their sum, and summing resident sets counts the pages they share
 (the parent's, copied on write) once per process. This samples, every
 ``--every`` seconds, the proportional set size (``Pss`` in

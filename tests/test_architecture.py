@@ -109,7 +109,7 @@ def test_the_rules_see_a_forbidden_import(tmp_path: Path) -> None:
 def test_every_module_belongs_to_a_declared_room() -> None:
     """No module lands flat in the package by accident: the layout is the README's."""
     top = sorted(p.name for p in PACKAGE.glob("*.py"))
-    assert top == ["__init__.py", "__main__.py", "cli.py", "errors.py"]
+    assert top == ["__init__.py", "__main__.py", "cli.py", "errors.py", "kinds.py"]
 
 
 def test_analysing_commands_load_without_jax() -> None:
@@ -342,3 +342,126 @@ def test_the_edge_rule_sees_formatting_and_plumbing(tmp_path: Path) -> None:
             "str.format (render/ formats)",
         ]
     )
+
+
+# --- floors: every arrow points down ---------------------------------------------------
+
+#: Each room's floor. A module may import its own room and rooms on lower floors only:
+#: the vocabulary (errors, kinds) at the bottom, files, pure analysis, what people read;
+#: the measuring half beside the rendering (it reads HLO with the analysis' parser);
+#: the lockstep runners and init's planning; the jobs; the commands; the command line.
+FLOORS = {
+    "jaxbench": 0,
+    "errors": 0,
+    "kinds": 0,
+    "store": 1,
+    "analyse": 2,
+    "render": 3,
+    "measure": 3,
+    "lockstep": 4,
+    "scaffold": 4,
+    "jobs": 5,
+    "commands": 6,
+    "cli": 7,
+    "__main__": 8,
+}
+
+
+def room_of(module: str) -> str:
+    """``analyse`` for ``jaxbench.analyse.detect``; ``kinds`` for ``jaxbench.kinds``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "jaxbench"
+
+
+def arrows_up(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """Imports of a room on the same or a higher floor than the importer's (own room aside)."""
+    found = []
+    for importer, imported in graph.items():
+        mine = room_of(importer)
+        for other in sorted(imported):
+            theirs = room_of(other)
+            if theirs != mine and FLOORS[theirs] >= FLOORS[mine]:
+                found.append((importer, other))
+    return sorted(found)
+
+
+def test_every_room_has_a_floor() -> None:
+    rooms = {room_of(m) for m in import_graph(PACKAGE)}
+    assert rooms <= FLOORS.keys(), rooms - FLOORS.keys()
+
+
+def test_every_import_points_down_a_floor() -> None:
+    assert arrows_up(import_graph(PACKAGE)) == []
+
+
+def test_the_floor_rule_sees_an_arrow_up() -> None:
+    graph = {
+        "jaxbench.store.checks": {"jaxbench.analyse.kinds"},
+        "jaxbench.measure.suite": {"jaxbench.render.units", "jaxbench.store.fsio"},
+        "jaxbench.jobs.review": {"jaxbench.lockstep.coordinator"},
+    }
+    assert arrows_up(graph) == [
+        ("jaxbench.measure.suite", "jaxbench.render.units"),  # the same floor, another room
+        ("jaxbench.store.checks", "jaxbench.analyse.kinds"),
+    ]
+
+
+# --- processes start in the jobs and the runners only -----------------------------------
+
+#: The rooms that may start processes (git, asv, pip, forks, the lockstep workers).
+PROCESS_ROOMS = ("jobs", "lockstep", "measure")
+_PROCESS_MODULES = ("subprocess", "multiprocessing", "concurrent.futures.process")
+_PROCESS_CALLS = re.compile(r"^os\.(fork|forkpty|system|popen|exec\w*|spawn\w*|posix_spawn\w*)$")
+#: Every module that starts a process, and how (the list the rule keeps short).
+PROCESS_STARTERS = {
+    "jobs/git.py": "git",
+    "jobs/init_checks.py": "git, pip, the launch check's interpreter",
+    "jobs/parallel.py": "the scan's forked workers",
+    "jobs/publish.py": "asv publish",
+    "lockstep/builds.py": "git clone, the project's build command, pip",
+    "lockstep/coordinator.py": "the lockstep workers and their fork servers",
+    "lockstep/first_call.py": "the first-call workers",
+    "lockstep/worker.py": "its forked rounds (--serve)",
+    "measure/asvsuite.py": "the fork guard's probe",
+}
+
+
+def starts_processes(path: Path) -> list[str]:
+    """How a module may start a process: what it imports or calls for it."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found += [a.name for a in node.names if a.name.startswith(_PROCESS_MODULES)]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names = [f"{node.module}.{a.name}" for a in node.names]
+            if node.module.startswith(_PROCESS_MODULES):
+                found.append(node.module)
+            found += [n for n in names if n == "concurrent.futures.ProcessPoolExecutor"]
+        elif isinstance(node, ast.Call) and _PROCESS_CALLS.match(ast.unparse(node.func)):
+            found.append(ast.unparse(node.func))
+    return sorted(set(found))
+
+
+def test_only_the_jobs_and_the_runners_start_processes() -> None:
+    starters = {
+        str(p.relative_to(PACKAGE)): how
+        for p in sorted(PACKAGE.rglob("*.py"))
+        if (how := starts_processes(p))
+    }
+    outside = sorted(p for p in starters if p.split("/")[0] not in PROCESS_ROOMS)
+    assert outside == [], {p: starters[p] for p in outside}
+    assert sorted(starters) == sorted(PROCESS_STARTERS), starters
+
+
+def test_the_process_rule_sees_a_process(tmp_path: Path) -> None:
+    planted = tmp_path / "planted.py"
+    planted.write_text(
+        "import subprocess\nfrom concurrent.futures import ProcessPoolExecutor\n"
+        "import os\n\ndef f():\n    os.fork()\n    os.system('ls')\n"
+    )
+    assert starts_processes(planted) == [
+        "concurrent.futures.ProcessPoolExecutor",
+        "os.fork",
+        "os.system",
+        "subprocess",
+    ]

@@ -248,7 +248,7 @@ def test_workload_memory_tracks(bench_dir: Path) -> None:
 
 
 def test_every_figure_method_is_named_by_kinds_and_has_a_kind() -> None:
-    from jaxbench.analyse import kinds
+    from jaxbench import kinds
     from jaxbench.measure.asvsuite import jax_suite
 
     timed, figures = jax_suite("KindCheck", "predict")

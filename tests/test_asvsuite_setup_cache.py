@@ -237,7 +237,7 @@ def test_first_call_measures_what_a_trace_keeps_pair_by_pair(tmp_path: Path) -> 
 
 
 def test_the_worker_and_the_suite_agree_on_the_memory_figures_and_the_variable() -> None:
-    from jaxbench.analyse.kinds import WORKLOAD_MEMORY_TRACKS
+    from jaxbench.kinds import WORKLOAD_MEMORY_TRACKS
     from jaxbench.lockstep import first_call_worker
     from jaxbench.measure import asvsuite
 

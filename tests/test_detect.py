@@ -21,8 +21,8 @@ from jaxbench.analyse.detect import (
     series_regressions,
     threshold_for,
 )
-from jaxbench.analyse.kinds import Kind
 from jaxbench.errors import ResultsError
+from jaxbench.kinds import Kind
 from jaxbench.store.asv_conf import thresholds_from_asv_conf
 from jaxbench.store.results import History, Point, SeriesKey, load_history
 
@@ -607,22 +607,24 @@ _FORKED_EQUALS_SERIAL = """
 import sys
 import numpy as np
 from jaxbench.analyse import detect
+from jaxbench.jobs.parallel import forked_batches
 from jaxbench.store import series_table
 
-pools = []
-def counting(n, real=series_table.fork_pool):
-    pools.append(n)
-    return real(n)
-series_table.fork_pool = detect.fork_pool = counting
+runs = []
+real = forked_batches(2)
+assert real is not None  # one thread, no jax, Linux: forking is safe here
+def counting(fn, batches):
+    runs.append(len(batches))
+    yield from real(fn, batches)
 
 results = sys.argv[1]
 serial = series_table.load_series_table(results, use_cache=False)
-serial_scan, _ = detect.scan(serial, include_fixed=True, workers=1)
+serial_scan, _ = detect.scan(serial, include_fixed=True)
 series_table.PARALLEL_MIN_BYTES = 0
 detect.PARALLEL_MIN_POINTS = 0
-forked = series_table.load_series_table(results, use_cache=False)
-forked_scan, _ = detect.scan(forked, include_fixed=True, workers=2)
-assert len(pools) == 2, pools  # the files were read, and the steps fitted, in processes
+forked = series_table.load_series_table(results, use_cache=False, parallel=counting)
+forked_scan, _ = detect.scan(forked, include_fixed=True, parallel=counting)
+assert len(runs) == 2, runs  # the files were read, and the steps fitted, in processes
 assert forked.files == serial.files and forked.keys == serial.keys
 assert forked.warnings == serial.warnings
 for name in ("offsets", "file_idx", "values", "weights"):
@@ -653,13 +655,15 @@ def test_no_fork_while_another_thread_runs() -> None:
     """A process running other threads (jax's, here a plain one) scans in-process."""
     import threading
 
-    from jaxbench.store import forking, series_table
+    from jaxbench.jobs import parallel
+    from jaxbench.store import series_table
 
     release = threading.Event()
     thread = threading.Thread(target=release.wait)
     thread.start()
     try:
-        assert not forking.fork_is_safe()
+        assert not parallel.fork_is_safe()
+        assert parallel.forked_batches(2) is None
         table = series_table.load_series_table(PVLIB_RESULTS, use_cache=False)
     finally:
         release.set()
@@ -671,7 +675,7 @@ def test_no_fork_where_jax_is_loaded(monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
     import types
 
-    from jaxbench.store import forking
+    from jaxbench.jobs import parallel as forking
 
     monkeypatch.delitem(sys.modules, "jax", raising=False)
     monkeypatch.delitem(sys.modules, "jaxlib", raising=False)

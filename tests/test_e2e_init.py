@@ -431,13 +431,13 @@ def test_a_flat_hatchling_package_builds_installs_and_runs(tmp_path: Path) -> No
 
 def test_pip_resolves_the_jax_a_project_would_get(tmp_path: Path) -> None:
     """Where jax is not installed, init asks pip what the project resolves to."""
-    from jaxbench.scaffold import sources
+    from jaxbench.jobs import init_checks
 
     root = make_src_package(tmp_path / "tinyjax").root
-    served = sources.served_versions("jax")
+    served = init_checks.served_versions("jax")
     assert served is not None
     # tinyjax asks for jax>=0.4.30: pip picks the newest the index serves
-    assert sources.resolve_with_pip(root, "jax") == served[0]
+    assert init_checks.resolve_with_pip(root, "jax") == served[0]
 
 
 # --- the written review, step by step, on an A/A pull request -----------------------------

@@ -12,9 +12,9 @@ import pytest
 from conftest import AsvResultsWriter, commit_hash
 from jaxbench.analyse.detect import Evidence, Regression, Scan, scan
 from jaxbench.analyse.evidence import MIN_SIDE, below_floor, judge, unconfirmed_summary
-from jaxbench.analyse.kinds import Kind
 from jaxbench.analyse.stats import step_p_value
 from jaxbench.cli import main
+from jaxbench.kinds import Kind
 from jaxbench.store.results import SeriesKey
 from jaxbench.store.series_table import load_series_table
 
@@ -26,7 +26,7 @@ UNCHECKED = "w.W.track_answer_unchecked"
 
 
 def _scan(root: Path, detector: str = "binseg") -> Scan:
-    found, _fits = scan(load_series_table(root, use_cache=False), workers=1, detector=detector)
+    found, _fits = scan(load_series_table(root, use_cache=False), detector=detector)
     return found
 
 

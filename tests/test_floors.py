@@ -24,8 +24,8 @@ from jaxbench.analyse.floors import (
     history_floor,
     ratio_is_meaningful,
 )
-from jaxbench.analyse.kinds import Kind, kind_of
 from jaxbench.analyse.stats import Verdict
+from jaxbench.kinds import Kind, kind_of
 from jaxbench.render.markdown import format_markdown
 from jaxbench.render.text import format_text
 from jaxbench.store.results import History, Point, load_history
@@ -299,7 +299,7 @@ def test_the_fresh_clones_drifting_peak_memory_lists_no_step(
     """Stop 23's fresh clone listed 5 peak-memory steps of 1.01-1.05x at a commit that
     touches no measured code; the 1 MiB floor let them through, and so would the step test."""
     found, _fits = scan(
-        load_series_table(_write(asv_writer, _fresh_clone(history)), use_cache=False), workers=1
+        load_series_table(_write(asv_writer, _fresh_clone(history)), use_cache=False)
     )
     below = [
         r
@@ -314,9 +314,7 @@ def test_the_fresh_clones_drifting_peak_memory_lists_no_step(
 def test_two_runs_at_other_memory_levels_list_no_step(
     history: History, asv_writer: AsvResultsWriter
 ) -> None:
-    found, _fits = scan(
-        load_series_table(_write(asv_writer, _two_runs(history)), use_cache=False), workers=1
-    )
+    found, _fits = scan(load_series_table(_write(asv_writer, _two_runs(history)), use_cache=False))
     assert [r for r in found.steps if r.kind is Kind.MEMORY]  # the fit sees the runs' levels
     assert found.regressions == ()
 
@@ -334,7 +332,7 @@ def test_a_planted_memory_regression_is_listed_at_its_commit(
 ) -> None:
     rows = _two_runs(history)
     rows = rows[:18] + [_planted(r, workload, extra, factor) for r in rows[18:]]
-    found, _fits = scan(load_series_table(_write(asv_writer, rows), use_cache=False), workers=1)
+    found, _fits = scan(load_series_table(_write(asv_writer, rows), use_cache=False))
     listed = {(r.key.benchmark, r.bad_commit) for r in found.regressions}
     assert listed
     assert {commit for _name, commit in listed} == {commit_hash(18)}

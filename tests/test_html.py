@@ -13,8 +13,8 @@ import asv
 import pytest
 
 from jaxbench.analyse.detect import Regression
-from jaxbench.analyse.kinds import Kind, kind_of
 from jaxbench.errors import UsageError
+from jaxbench.kinds import Kind, kind_of
 from jaxbench.render import html
 from jaxbench.store.results import History, Point, SeriesKey
 

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from init_repo import make_src_package
-from jaxbench.scaffold.launch import FORKSERVER, SPAWN, Launch, start_check
+from jaxbench.jobs.init_checks import start_check
+from jaxbench.scaffold.launch import FORKSERVER, SPAWN, Launch
 from jaxbench.scaffold.plan import Settings, render
 from jaxbench.scaffold.project import inspect_project
 from jaxbench.scaffold.sources import Requirement

@@ -20,13 +20,13 @@ from pathlib import Path
 import pytest
 
 from init_repo import make_src_package
-from jaxbench.analyse.detect import read_asv_conf
 from jaxbench.cli import main
 from jaxbench.scaffold.matrix import benchmark_dependencies
 from jaxbench.scaffold.plan import Settings, render
 from jaxbench.scaffold.project import inspect_project
 from jaxbench.scaffold.sources import Requirement, import_names
 from jaxbench.scaffold.sources import installed_version as version_of
+from jaxbench.store.asv_conf import read_asv_conf
 from test_workflows import REPO, load
 
 JAX = "0.10.2"

@@ -16,8 +16,8 @@ import pytest
 
 from conftest import AsvResultsWriter, Value, commit_hash
 from jaxbench.analyse.compare import CompareReport, Row, compare_points
-from jaxbench.analyse.kinds import Kind
 from jaxbench.analyse.stats import Comparison, Verdict
+from jaxbench.kinds import Kind
 from jaxbench.render.markdown import (
     GITHUB_COMMENT_LIMIT,
     escape,

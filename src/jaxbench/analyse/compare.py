@@ -2,7 +2,7 @@
 
 Points are matched by (benchmark, parameter combination, environment); a
 comparison never crosses machines. Each row gets the rule its kind calls for
-(:mod:`jaxbench.analyse.kinds`, :mod:`jaxbench.analyse.stats`):
+(:mod:`jaxbench.kinds`, :mod:`jaxbench.analyse.stats`):
 
 =========  ===============================================================
 kind       rule
@@ -80,15 +80,6 @@ from dataclasses import dataclass, replace
 from enum import Enum
 
 from jaxbench.analyse.floors import beyond_floor, floor_of
-from jaxbench.analyse.kinds import (
-    REPEAT,
-    TOLERANCE_TRACK,
-    UNCHECKED_TRACK,
-    WORKLOAD_MEMORY_TRACKS,
-    Kind,
-    kind_of,
-    method_of,
-)
 from jaxbench.analyse.paired_evidence import PairedEvidence, paired_evidence
 from jaxbench.analyse.runs import one_run
 from jaxbench.analyse.stats import (
@@ -112,6 +103,15 @@ from jaxbench.analyse.stats import (
     rounds_variance,
 )
 from jaxbench.errors import ResultsError, UsageError
+from jaxbench.kinds import (
+    REPEAT,
+    TOLERANCE_TRACK,
+    UNCHECKED_TRACK,
+    WORKLOAD_MEMORY_TRACKS,
+    Kind,
+    kind_of,
+    method_of,
+)
 from jaxbench.store.checks import UncheckedNote, find_note
 from jaxbench.store.paired import PairedRun
 from jaxbench.store.results import Point

@@ -40,7 +40,7 @@ Thresholds follow ``asv.conf.json``'s ``regressions_thresholds``: regular
 expressions matched (``re.match``) against ``name`` or ``name(p1, p2)``; when
 several match, the largest wins; when none matches, ``threshold`` (5 %).
 
-Deterministic figures (:attr:`Kind.WORK <jaxbench.analyse.kinds.Kind>`: XLA flops,
+Deterministic figures (:attr:`Kind.WORK <jaxbench.kinds.Kind>`: XLA flops,
 bytes, HLO op counts) are not step-fitted: consecutive equal values (within
 :data:`EXACT_RELATIVE` relative) form the segments, and asv's
 ``detect_regressions`` runs on those with a threshold of :data:`EXACT_RELATIVE`
@@ -61,19 +61,12 @@ from typing import TYPE_CHECKING, Any
 
 from jaxbench.analyse.evidence import judge
 from jaxbench.analyse.findings import Evidence, Regression
-from jaxbench.analyse.kinds import exact_figure, kind_of
-
-# Temporary re-exports: commands/regressions.py and commands/pair_history.py (being
-# changed on other branches) still import these from here; the reader lives in
-# jaxbench.store.asv_conf. Remove once they import it from there.
-from jaxbench.store.asv_conf import read_asv_conf as read_asv_conf
-from jaxbench.store.asv_conf import thresholds_from_asv_conf as thresholds_from_asv_conf
+from jaxbench.kinds import exact_figure, kind_of
 from jaxbench.store.benchmarks_json import unit_of
-from jaxbench.store.forking import fork_is_safe, fork_pool
 from jaxbench.store.results import History, Point, SeriesKey
 
 if TYPE_CHECKING:
-    from jaxbench.store.series_table import Fits, SeriesTable
+    from jaxbench.store.series_table import BatchMap, Fits, SeriesTable
 
 __all__ = [
     "DEFAULT_DETECTOR",
@@ -433,13 +426,15 @@ def _fit_many(batch: Sequence[tuple[Any, Any, str]]) -> list[list[_Step]]:
 PARALLEL_MIN_POINTS = 20_000
 
 
-def _fit_all(pending: Sequence[tuple[Any, Any, str]], workers: int | None) -> list[list[_Step]]:
-    """Step fits of every pending segment, in processes when it pays."""
+def _fit_all(
+    pending: Sequence[tuple[Any, Any, str]], parallel: BatchMap | None
+) -> list[list[_Step]]:
+    """Step fits of every pending segment, through ``parallel`` when it pays."""
     # a binseg fit costs about 1/25 of asv's per point (bench/bench_scan_parts.py)
     total = sum(len(y) // (25 if m == "binseg" else 1) for y, _w, m in pending)
-    n_workers = workers if workers is not None else min(os.cpu_count() or 1, 8)
-    if n_workers <= 1 or total < PARALLEL_MIN_POINTS or len(pending) < 2 or not fork_is_safe():
+    if parallel is None or total < PARALLEL_MIN_POINTS or len(pending) < 2:
         return _fit_many(pending)
+    n_workers = min(os.cpu_count() or 1, 8)
 
     # Batches of about equal work (a fit costs about linear time), big ones first.
     order = sorted(range(len(pending)), key=lambda i: -len(pending[i][0]))
@@ -452,11 +447,10 @@ def _fit_all(pending: Sequence[tuple[Any, Any, str]], workers: int | None) -> li
         loads[j] += len(pending[i][0]) + 50
     batches = [b for b in batches if b]
     results: list[list[_Step]] = [[] for _ in pending]
-    with fork_pool(n_workers) as pool:
-        outputs = pool.map(_fit_many, [[pending[i] for i in b] for b in batches])
-        for batch, fitted in zip(batches, outputs, strict=True):
-            for i, steps in zip(batch, fitted, strict=True):
-                results[i] = steps
+    outputs = parallel(_fit_many, [[pending[i] for i in b] for b in batches])
+    for batch, fitted in zip(batches, outputs, strict=True):
+        for i, steps in zip(batch, fitted, strict=True):
+            results[i] = steps
     return results
 
 
@@ -466,7 +460,7 @@ def scan(
     threshold: float = DEFAULT_THRESHOLD,
     thresholds: Mapping[str, float] | None = None,
     include_fixed: bool = False,
-    workers: int | None = None,
+    parallel: BatchMap | None = None,
     quick: bool = False,
     prescreen: bool = True,
     detector: str = DEFAULT_DETECTOR,
@@ -481,7 +475,8 @@ def scan(
     answer is the same; ``prescreen=False`` fits it anyway (tests, benchmarks).
     ``detector``: ``"asv"``, asv's step fit, or ``"binseg"``,
     :mod:`jaxbench.analyse.binseg` (fast); either is cached by segment digest.
-    Returns the fits used (digest -> steps) for the cache.
+    ``parallel``: how to spread the step fits (the jobs pass worker processes;
+    None: this process). Returns the fits used (digest -> steps) for the cache.
     """
     if detector not in DETECTORS:
         raise ValueError(f"detector {detector!r}: one of {', '.join(DETECTORS)}")
@@ -544,9 +539,9 @@ def scan(
                     pending.append((values[a:b], weights[a:b], method))
             segments.append((i, a, b, exact, digest, limit))
     if pending:
-        import scipy.special  # noqa: F401  (once, before any fitting process is forked)
+        import scipy.special  # noqa: F401  (once, before any worker process is forked)
 
-    for digest, new in zip(pending_keys, _fit_all(pending, workers), strict=True):
+    for digest, new in zip(pending_keys, _fit_all(pending, parallel), strict=True):
         used[digest] = tuple(new)
 
     candidates: list[

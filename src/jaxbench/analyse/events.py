@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from jaxbench.analyse.detect import Regression
-from jaxbench.analyse.kinds import Kind
+from jaxbench.kinds import Kind
 
 __all__ = ["BROAD_LABEL", "BROAD_MIN", "BROAD_SHARE", "Event", "group_events"]
 

@@ -10,7 +10,7 @@ job on a fresh clone"). jaxbench lists a step only when the values confirm it
 (:class:`~jaxbench.analyse.detect.Evidence`):
 
 - deterministic figures (XLA work, and whether the answer was checked:
-  :func:`jaxbench.analyse.kinds.exact_figure`) count at once: ``EXACT``;
+  :func:`jaxbench.kinds.exact_figure`) count at once: ``EXACT``;
 - a step of a family whose values drift between ``asv run`` invocations
   (process peak memory: :attr:`jaxbench.analyse.floors.Floor.drifts`) is not
   listed unless it exceeds the family's measured floor, absolute and relative
@@ -51,8 +51,8 @@ from collections.abc import Sequence
 
 from jaxbench.analyse.findings import Evidence, Regression
 from jaxbench.analyse.floors import history_floor
-from jaxbench.analyse.kinds import exact_figure
 from jaxbench.analyse.stats import DEFAULT_ALPHA, holm_adjust, step_p_value
+from jaxbench.kinds import exact_figure
 
 __all__ = ["ALPHA", "MIN_SIDE", "below_floor", "judge", "unconfirmed_summary"]
 

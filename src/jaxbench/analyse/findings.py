@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from jaxbench.analyse.kinds import Kind
+from jaxbench.kinds import Kind
 from jaxbench.store.results import SeriesKey
 
 __all__ = ["Evidence", "Regression"]

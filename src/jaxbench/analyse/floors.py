@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from jaxbench.analyse.kinds import COMPILE_STAGES, method_of
+from jaxbench.kinds import COMPILE_STAGES, method_of
 
 __all__ = [
     "FLOORS",

@@ -1,6 +1,6 @@
 """Verdicts for one benchmark between a base and a head run (pure; scipy).
 
-Three rules, one per kind of figure (see :mod:`jaxbench.analyse.kinds`):
+Three rules, one per kind of figure (see :mod:`jaxbench.kinds`):
 
 * :func:`compare_samples` for warm times, which asv records as many samples:
   a two-sided test *and* an effect-size gate: the ratio of medians must be

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from jaxbench.lockstep.checkout import Sides
+    from jaxbench.jobs.sides import Sides
 
 __all__ = [
     "add_asv_log_argument",
@@ -114,7 +114,7 @@ def add_side_arguments(parser: argparse.ArgumentParser) -> None:
 
 def open_sides_of(args: argparse.Namespace) -> AbstractContextManager[Sides]:
     """Base and head lockstep sides from the options of :func:`add_side_arguments`."""
-    from jaxbench.lockstep.checkout import open_sides
+    from jaxbench.jobs.sides import open_sides
 
     return open_sides(
         config=args.config,

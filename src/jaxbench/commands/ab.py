@@ -29,7 +29,7 @@ hash or any prefix git resolves (the 7 digits ``git log --oneline`` prints),
 stored as the full hash asv's result files carry. Each side's Python:
 asv's environment (``--env``, or the only one ``asv run`` built), with that
 side's commit put in front of the installed one
-(:mod:`jaxbench.lockstep.checkout`, as ``pair-history`` does), so a local
+(:mod:`jaxbench.jobs.sides`, as ``pair-history`` does), so a local
 review is ``asv run`` then ``jaxbench ab --base-commit BASE --head-commit
 HEAD --machine M``. ``--base-python`` and ``--head-python`` give the Pythons
 instead; without an ``asv.conf.json`` both sides run this interpreter, for

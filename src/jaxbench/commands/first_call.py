@@ -30,9 +30,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from jaxbench.analyse.kinds import COMPILE_TRACKS, WORKLOAD_MEMORY_TRACKS
 from jaxbench.commands import add_side_arguments, open_sides_of, positive_int
 from jaxbench.errors import UsageError
+from jaxbench.kinds import COMPILE_TRACKS, WORKLOAD_MEMORY_TRACKS
 from jaxbench.lockstep.coordinator import Side
 from jaxbench.lockstep.first_call import FirstCalls, measure_first_calls
 from jaxbench.render.progress import Progress

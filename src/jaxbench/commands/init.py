@@ -34,9 +34,17 @@ from pathlib import Path
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from jaxbench.errors import UsageError
+from jaxbench.jobs.init_checks import (
+    LaunchCheck,
+    check_repository,
+    git_ignores,
+    resolve_with_pip,
+    served_versions,
+    start_check,
+)
 from jaxbench.scaffold import apply, existing, sources
 from jaxbench.scaffold.gitignore import GITIGNORE, planned_gitignore
-from jaxbench.scaffold.launch import METHODS, LaunchCheck, given_launch, start_check
+from jaxbench.scaffold.launch import METHODS, given_launch
 from jaxbench.scaffold.matrix import benchmark_dependencies
 from jaxbench.scaffold.plan import MAKEFILE, MAKEFILE_INCLUDE, Plan, PlannedFile, Settings, render
 from jaxbench.scaffold.project import Project, inspect_project, suite_imports
@@ -129,7 +137,7 @@ def _jaxbench(text: str | None) -> sources.Requirement:
 
 def _jax_versions(text: str | None, project: Project) -> tuple[tuple[str, ...], list[str]]:
     """(the matrix, lines saying where each version came from)."""
-    served = sources.served_versions("jax")
+    served = served_versions("jax")
     if text is not None:
         wanted = [v.strip() for v in text.split(",") if v.strip()]
         if not wanted:
@@ -149,7 +157,7 @@ def _jax_versions(text: str | None, project: Project) -> tuple[tuple[str, ...], 
     if today is not None:
         lines.append(f"jax {today}: installed here, what {project.name} resolves to today")
     else:
-        today = sources.resolve_with_pip(project.root, "jax")
+        today = resolve_with_pip(project.root, "jax")
         if today is None:
             raise UsageError(
                 f"cannot tell which jax {project.name} uses: jax is not installed here and "
@@ -172,7 +180,7 @@ def _jax_versions(text: str | None, project: Project) -> tuple[tuple[str, ...], 
 
 def _plan(args: argparse.Namespace) -> tuple[Project, Plan, list[str], list[str]]:
     """(the project, the plan, lines describing the set-up, notes)."""
-    project = inspect_project(args.dir)
+    project = inspect_project(args.dir, branch=check_repository(Path(args.dir)))
     # the launch check imports jax in a fresh Python: it runs beside the look-ups below
     check = (
         None
@@ -281,7 +289,9 @@ def run(args: argparse.Namespace) -> int:
         found = apply.Survey(tuple(f for f in plan.files if f in replaced), found.same, ())
     if found.conflicting:
         raise _refuse(found.conflicting)
-    ignore, ignore_said = planned_gitignore(project.root)
+    ignore, ignore_said = planned_gitignore(
+        project.root, lambda path: git_ignores(project.root, path)
+    )
     writes = (*found.new, *((ignore,) if ignore else ()))
     if writes and not args.dry_run:
         apply.check_writable(project.root, writes)

@@ -29,8 +29,8 @@ from jaxbench.commands import (
     positive_int,
 )
 from jaxbench.errors import UsageError
+from jaxbench.jobs.git import git
 from jaxbench.store.asv_env import AsvEnv, asv_envs
-from jaxbench.store.git import git
 
 __all__ = ["HELP", "add_arguments", "run"]
 

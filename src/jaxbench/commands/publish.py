@@ -1,6 +1,6 @@
 """``jaxbench publish``: asv's HTML history, working offline, plus a regressions page by kind.
 
-The command line of :func:`jaxbench.render.site.publish` (its module doc says
+The command line of :func:`jaxbench.jobs.publish.publish` (its module doc says
 what it does and in which order).
 """
 
@@ -11,9 +11,9 @@ from pathlib import Path
 
 from jaxbench.analyse.detect import DEFAULT_DETECTOR, DETECTORS
 from jaxbench.commands import add_asv_log_argument
+from jaxbench.jobs.publish import publish
 from jaxbench.render.failures import publish_lines
 from jaxbench.render.regressions import FAILURE_LINES
-from jaxbench.render.site import publish
 
 __all__ = ["HELP", "add_arguments", "run"]
 

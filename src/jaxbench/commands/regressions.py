@@ -39,7 +39,6 @@ JSON output (``--format json``) is versioned; its fields are described in
 from __future__ import annotations
 
 import argparse
-import datetime
 import math
 import re
 import sys
@@ -60,7 +59,6 @@ FAIL_ON = ("newly-failing", "failing")
 
 if TYPE_CHECKING:
     from jaxbench.analyse.failures import FailureGroup
-    from jaxbench.store.series_table import SeriesTable
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -164,7 +162,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _settings(args: argparse.Namespace, cwd: Path) -> tuple[Path, dict[str, float]]:
     """Results directory and per-benchmark thresholds from the options and asv.conf.json."""
-    from jaxbench.analyse.detect import read_asv_conf, thresholds_from_asv_conf
+    from jaxbench.store.asv_conf import read_asv_conf, thresholds_from_asv_conf
 
     conf_path: Path | None = args.config
     if conf_path is None and (cwd / _CONF_NAME).is_file():
@@ -180,25 +178,6 @@ def _settings(args: argparse.Namespace, cwd: Path) -> tuple[Path, dict[str, floa
                 raise UsageError(f"{conf_path}: 'results_dir' must be a path; fix the file")
             results = conf_path.parent / raw
     return (results if results is not None else cwd / "results"), thresholds
-
-
-def _since_date(since: str, commit_dates: dict[str, int]) -> int:
-    """Milliseconds since the epoch from ``--since COMMIT|DATE``."""
-    text = since.strip()
-    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
-        try:
-            day = datetime.datetime.strptime(text, "%Y-%m-%d").replace(tzinfo=datetime.UTC)
-        except ValueError:
-            raise UsageError(f"--since {since!r} is not a date; use YYYY-MM-DD") from None
-        return int(day.timestamp() * 1000)
-    wanted = text.lower()
-    matches = sorted(c for c in commit_dates if wanted and c.lower().startswith(wanted))
-    if len(matches) != 1:
-        why = "matches no commit" if not matches else "is ambiguous"
-        raise UsageError(
-            f"--since {since!r} {why} in the results; give a commit hash (prefix) or YYYY-MM-DD"
-        )
-    return commit_dates[matches[0]]
 
 
 def _check_options(args: argparse.Namespace) -> re.Pattern[str] | None:
@@ -218,10 +197,10 @@ def _check_options(args: argparse.Namespace) -> re.Pattern[str] | None:
 
 def run(args: argparse.Namespace) -> int:
     """List the failing benchmarks and the regressions; exit 0 unless ``--fail-on`` finds some."""
-    from jaxbench.analyse.detect import DEFAULT_THRESHOLD, scan
-    from jaxbench.analyse.events import group_events
+    from jaxbench.analyse.detect import DEFAULT_THRESHOLD
     from jaxbench.analyse.evidence import unconfirmed_summary
-    from jaxbench.analyse.failures import failing_groups, retired_environments
+    from jaxbench.jobs.regressions import ListingOptions, make_listing
+    from jaxbench.render.paired import format_paired_text, paired_json
     from jaxbench.render.regressions import (
         changes_text,
         format_events,
@@ -229,84 +208,72 @@ def run(args: argparse.Namespace) -> int:
         format_text,
         listing_text,
     )
-    from jaxbench.store.asv_log import read_asv_log
-    from jaxbench.store.series_table import load_series_table, save_fits
 
     if args.quick and args.detector != "asv":
         raise UsageError("--quick is a setting of asv's fit; add --detector asv")
     threshold = DEFAULT_THRESHOLD if args.threshold is None else args.threshold
     if not math.isfinite(threshold) or threshold < 0:
         raise UsageError(f"--threshold {args.threshold} must be a number >= 0, e.g. 0.05")
-    pattern = _check_options(args)
     results_dir, thresholds = _settings(args, Path.cwd())
-    table = load_series_table(
-        results_dir, machine=args.machine, env_name=args.env, use_cache=not args.no_cache
+    found = make_listing(
+        ListingOptions(
+            results_dir=results_dir,
+            machine=args.machine,
+            env_name=args.env,
+            use_cache=not args.no_cache,
+            threshold=threshold,
+            thresholds=thresholds,
+            include_fixed=args.all,
+            quick=args.quick,
+            detector=args.detector,
+            since=args.since,
+            pattern=_check_options(args),
+            min_ratio=args.min_ratio,
+            asv_logs=tuple(args.asv_log),
+        )
     )
-    paired, paired_doc = _paired(results_dir, table, args)  # bad files stop before any write
-    log = read_asv_log(args.asv_log)
-    failing = failing_groups(table, log.error, pattern, log.build_error)
-    found, fits = scan(
-        table,
-        threshold=threshold,
-        thresholds=thresholds,
-        include_fixed=args.all,
-        quick=args.quick,
-        detector=args.detector,
-    )
-    save_fits(table, fits)
-    steps = list(found.steps)
-    changes = list(found.machine_changes)
-    if args.since is not None:
-        start = _since_date(args.since, {f.commit: f.date for f in table.files})
-        steps = [r for r in steps if r.date >= start]
-        changes = [c for c in changes if c.date >= start]
-        failing = [g for g in failing if g.date >= start]
-    if pattern is not None:
-        steps = [r for r in steps if pattern.search(r.key.entry_name)]
-    if args.min_ratio is not None:
-        steps = [r for r in steps if r.ratio >= args.min_ratio]
-    regressions = [r for r in steps if r.evidence.listed]
-    unconfirmed = [r for r in steps if not r.evidence.listed]
-    events = group_events(regressions, found.series_at)
-    status = _status(failing, args.fail_on)
+    runs, series = found.paired_runs, found.paired_series
+    paired = format_paired_text(series, runs) if runs else ""
+    status = _status(list(found.failing), args.fail_on)
     if args.format == "json":
         sys.stdout.write(
             format_json(
-                regressions,
-                table.warnings,
-                events=events,
-                machine_changes=changes,
-                n_series=found.n_series,
-                unconfirmed=unconfirmed,
+                found.regressions,
+                found.table.warnings,
+                events=found.events,
+                machine_changes=found.machine_changes,
+                n_series=found.found.n_series,
+                unconfirmed=found.unconfirmed,
                 detector=args.detector,
-                failing=failing,
-                retired=retired_environments(table, machine=args.machine, env_name=args.env),
+                failing=found.failing,
+                retired=found.retired,
                 asv_logs=args.asv_log,
-                paired_history=paired_doc,
+                paired_history=paired_json(series, runs) if runs else None,
             )
         )
         return status
-    for warning in table.warnings:
+    for warning in found.table.warnings:
         print(f"jaxbench: warning: {warning}", file=sys.stderr)
+    n_series = found.found.n_series
 
     def events_text(budget: int | None) -> str:
         if args.series:
-            tail = [*changes_text(changes), unconfirmed_summary(unconfirmed)]
-            return format_text(regressions, found.n_series) + "".join(f"{x}\n" for x in tail if x)
+            tail = [*changes_text(found.machine_changes), unconfirmed_summary(found.unconfirmed)]
+            return format_text(found.regressions, n_series) + "".join(f"{x}\n" for x in tail if x)
         return format_events(
-            events,
-            found.n_series,
+            found.events,
+            n_series,
             limit=DEFAULT_LIMIT if args.limit is None else args.limit,
-            machine_changes=changes,
-            unconfirmed=unconfirmed,
+            machine_changes=found.machine_changes,
+            unconfirmed=found.unconfirmed,
             budget=budget,
         )
 
     if args.unconfirmed:
-        text = format_text(unconfirmed, found.n_series, what="unconfirmed step")
+        text = format_text(found.unconfirmed, n_series, what="unconfirmed step")
     else:
         text = listing_text(
-            failing,
+            found.failing,
             events_text,
             asv_logs=args.asv_log,
             every_failing=args.failing,
@@ -327,18 +294,3 @@ def _status(failing: list[FailureGroup], fail_on: str | None) -> int:
     if fail_on == "newly-failing" and any(g.newly for g in failing):
         return 1
     return 0
-
-
-def _paired(
-    results_dir: Path, table: SeriesTable, args: argparse.Namespace
-) -> tuple[str, dict[str, object] | None]:
-    """The "paired history" section and its JSON (jaxbench pair-history's files), if any."""
-    from jaxbench.analyse.paired_history import paired_series
-    from jaxbench.render.paired import format_paired_text, paired_json
-    from jaxbench.store.paired import load_paired
-
-    runs = load_paired(results_dir, machine=args.machine, env_name=args.env)
-    if not runs:
-        return "", None
-    series = paired_series(runs, table.commits(), results_dir)
-    return format_paired_text(series, runs), paired_json(series, runs)

@@ -41,8 +41,9 @@ from typing import Any
 from jaxbench.analyse.paired_history import estimate_pair, wants_second_look
 from jaxbench.analyse.stats import DEFAULT_ALPHA, PAIRED_FACTOR
 from jaxbench.errors import JaxbenchError, ResultsError, UsageError
+from jaxbench.jobs.git import git
+from jaxbench.jobs.sides import asv_side
 from jaxbench.lockstep.builds import Builds, commit_site
-from jaxbench.lockstep.checkout import asv_side
 from jaxbench.lockstep.coordinator import (
     Item,
     Side,
@@ -57,7 +58,6 @@ from jaxbench.render.paired import pair_line, untimed_lines
 from jaxbench.render.progress import Progress
 from jaxbench.store.asv_env import AsvEnv
 from jaxbench.store.benchmarks_json import read_benchmarks_json
-from jaxbench.store.git import git
 from jaxbench.store.paired import (
     PairedEstimate,
     PairedRun,

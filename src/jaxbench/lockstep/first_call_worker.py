@@ -78,7 +78,7 @@ def _run_one(bench: Any, idx: int | None, cache: Any) -> tuple[float | str | Non
     return float(value), ""
 
 
-#: The workload-memory figures (jaxbench.analyse.kinds.WORKLOAD_MEMORY_TRACKS):
+#: The workload-memory figures (jaxbench.kinds.WORKLOAD_MEMORY_TRACKS):
 #: asked for, the suite's setup_cache measures them in fresh processes forked
 #: from this one, as in asv's own setup_cache process, never after the first
 #: calls here (a workload traced once adds nothing when prepared again).

@@ -73,7 +73,8 @@ from typing import Any
 
 import jax  # pre-imported by asv's forkserver; see the module docstring
 
-from jaxbench.analyse.kinds import (
+from jaxbench.errors import JaxbenchError
+from jaxbench.kinds import (
     ACCURACY_TRACKS,
     COMPILE_STAGES,
     REPEAT,
@@ -82,7 +83,6 @@ from jaxbench.analyse.kinds import (
     WORK_PREFIX,
     WORKLOAD_MEMORY_TRACKS,
 )
-from jaxbench.errors import JaxbenchError
 
 __all__ = ["NUMBER", "REPEAT", "ROUNDS", "Figures", "jax_suite"]
 
@@ -757,7 +757,7 @@ def jax_suite(
 
 
 def _track_methods(cls: type) -> None:
-    """One ``track_*`` method per figure named in :mod:`jaxbench.analyse.kinds`."""
+    """One ``track_*`` method per figure named in :mod:`jaxbench.kinds`."""
 
     def first(stage: str) -> Callable[..., float]:
         return lambda self, _c, *p: self._first(stage)

@@ -30,7 +30,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from jaxbench.analyse.kinds import WORK_FIGURES
+from jaxbench.kinds import WORK_FIGURES
 from jaxbench.measure.protocol import Measurement, reference_summary
 from jaxbench.measure.workloads import is_lesson
 

@@ -33,8 +33,8 @@ from jaxbench.analyse.detect import MachineChange, Regression
 from jaxbench.analyse.events import Event
 from jaxbench.analyse.evidence import unconfirmed_summary
 from jaxbench.analyse.failures import Failure, FailureGroup
-from jaxbench.analyse.kinds import TOLERANCE_TRACK, UNCHECKED_TRACK, Kind, method_of
 from jaxbench.errors import UsageError
+from jaxbench.kinds import TOLERANCE_TRACK, UNCHECKED_TRACK, Kind, method_of
 from jaxbench.render import links
 from jaxbench.render.units import format_ratio, format_value
 from jaxbench.store.checks import UncheckedWorkload

@@ -29,8 +29,8 @@ from urllib.parse import quote
 
 from jaxbench.analyse.compare import CompareReport, Row, Settings, WarmTest, ab_command
 from jaxbench.analyse.floors import FLOORS, floor_of, ratio_is_meaningful
-from jaxbench.analyse.kinds import WORKLOAD_MEMORY_TRACKS, Kind, method_of
 from jaxbench.analyse.stats import Verdict
+from jaxbench.kinds import WORKLOAD_MEMORY_TRACKS, Kind, method_of
 from jaxbench.render import links
 from jaxbench.render.units import format_difference, format_ratio, format_value
 

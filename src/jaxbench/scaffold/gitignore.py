@@ -11,12 +11,12 @@ the ``.gitignore`` text with those lines appended, once, and
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from jaxbench.errors import UsageError
 from jaxbench.scaffold.plan import PlannedFile
-from jaxbench.scaffold.project import git_ignores
 from jaxbench.store.series_table import CACHE_NAME
 
 __all__ = [
@@ -54,9 +54,11 @@ IGNORED = (
 _HEADER = "# asv and jaxbench: environments, published HTML, caches (jaxbench init)"
 
 
-def missing_ignores(root: Path) -> tuple[Ignored, ...]:
-    """The entries of :data:`IGNORED` that git does not ignore in ``root`` yet."""
-    return tuple(entry for entry in IGNORED if not git_ignores(root, entry.probe))
+def missing_ignores(ignores: Callable[[str], bool]) -> tuple[Ignored, ...]:
+    """The entries of :data:`IGNORED` that git does not ignore yet (``ignores(path)``
+    answers whether git ignores a path of the repository:
+    :func:`jaxbench.jobs.init_checks.git_ignores`)."""
+    return tuple(entry for entry in IGNORED if not ignores(entry.probe))
 
 
 def with_ignores(current: str | None, entries: tuple[Ignored, ...]) -> str:
@@ -75,9 +77,9 @@ def with_ignores(current: str | None, entries: tuple[Ignored, ...]) -> str:
     return text + separator + "\n".join(lines) + "\n"
 
 
-def planned_gitignore(root: Path) -> tuple[PlannedFile | None, str]:
+def planned_gitignore(root: Path, ignores: Callable[[str], bool]) -> tuple[PlannedFile | None, str]:
     """``.gitignore`` with the lines it lacks (None: it lacks none), and which, for people."""
-    missing = missing_ignores(root)
+    missing = missing_ignores(ignores)
     if not missing:
         return None, ""
     path = root / GITIGNORE

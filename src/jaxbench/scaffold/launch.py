@@ -18,30 +18,39 @@ A module that starts the backend later is caught at run time: each forked
 benchmark stops with an error naming the fix
 (:func:`jaxbench.measure.asvsuite._refuse_unsafe_fork`).
 
-The check runs in a child process: init itself never imports jax.
+The check runs in a child process (:mod:`jaxbench.jobs.init_checks` starts
+it; this module holds its script and reads its answer): init itself never
+imports jax.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["FORKSERVER", "METHODS", "SPAWN", "Launch", "LaunchCheck", "given_launch", "start_check"]
+__all__ = [
+    "CHECK_SCRIPT",
+    "CHECK_TIMEOUT",
+    "FORKSERVER",
+    "METHODS",
+    "SPAWN",
+    "Launch",
+    "benchmark_modules",
+    "given_launch",
+    "launch_of_answer",
+    "spawn",
+]
 
 FORKSERVER = "forkserver"
 SPAWN = "spawn"
 METHODS = (FORKSERVER, SPAWN)
 
-_TIMEOUT = 180
+CHECK_TIMEOUT = 180
 
 #: Runs in the fresh interpreter: argv[1:] are the modules to import, in order.
 #: Prints one JSON object: {"safe": true}, {"starts": MODULE} or {"unknown": WHY}.
-_CHECK = r"""
+CHECK_SCRIPT = r"""
 import importlib, json, sys
 def say(**answer):
     print(json.dumps(answer))
@@ -79,7 +88,7 @@ def given_launch(method: str) -> Launch:
     return Launch(method, "given with --launch-method")
 
 
-def _benchmark_modules(root: Path) -> list[str]:
+def benchmark_modules(root: Path) -> list[str]:
     """The modules of ``root/benchmarks`` as asv's discovery imports them."""
     base = root / "benchmarks"
     if not (base / "__init__.py").is_file():
@@ -94,76 +103,24 @@ def _benchmark_modules(root: Path) -> list[str]:
     return names
 
 
-class LaunchCheck:
-    """The check of :func:`start_check`, running beside init's other look-ups."""
-
-    def __init__(self, process: subprocess.Popen[str] | None, python: str, import_name: str,
-                 failed: str = "") -> None:  # fmt: skip
-        self._process = process
-        self._python = python
-        self._import_name = import_name
-        self._failed = failed
-
-    def result(self) -> Launch:
-        """Wait for the check: ``forkserver``, or ``spawn`` and why."""
-        if self._process is None:
-            return _spawn(f"could not check ({self._failed})")
-        try:
-            out, _ = self._process.communicate(timeout=_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            self.close()
-            return _spawn(f"could not check: {self._python} took over {_TIMEOUT} s")
-        lines = out.strip().splitlines()
-        try:
-            answer = json.loads(lines[-1]) if lines else {}
-        except json.JSONDecodeError:
-            answer = {}
-        if not isinstance(answer, dict):
-            answer = {}
-        if answer.get("safe") is True:
-            return Launch(
-                FORKSERVER, f"importing {self._import_name} and benchmarks/ starts no jax backend"
-            )
-        if isinstance(answer.get("starts"), str):
-            return _spawn(f"importing {answer['starts']} starts jax's backend")
-        if isinstance(answer.get("unknown"), str):
-            return _spawn(f"could not check: {answer['unknown']}")
-        code = self._process.returncode
-        return _spawn(f"could not check: {self._python} exited {code} without an answer")
-
-    def close(self) -> None:
-        """Stop the check if it still runs (init stopped early): no process is left."""
-        if self._process is not None and self._process.poll() is None:
-            self._process.kill()
-            self._process.communicate()
-
-
-def start_check(
-    root: Path, import_name: str, layout: str, *, python: str = sys.executable
-) -> LaunchCheck:
-    """Start checking, in a fresh ``python``, whether importing the project's package
-    and benchmarks starts jax's backend; :meth:`LaunchCheck.result` waits for it."""
-    modules: Sequence[str] = [import_name, "jaxbench.measure", *_benchmark_modules(root)]
-    paths = [str(root / "src")] if layout == "src" else []
-    paths.append(str(root))
-    inherited = os.environ.get("PYTHONPATH")
-    env = dict(
-        os.environ, PYTHONPATH=os.pathsep.join([*paths, *([inherited] if inherited else [])])
-    )
-    try:
-        process = subprocess.Popen(
-            [python, "-c", _CHECK, *modules],
-            cwd=root,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        )
-    except OSError as exc:
-        return LaunchCheck(None, python, import_name, f"{type(exc).__name__} running {python}")
-    return LaunchCheck(process, python, import_name)
-
-
-def _spawn(why: str) -> Launch:
+def spawn(why: str) -> Launch:
+    """``spawn``, and why."""
     return Launch(SPAWN, why)
+
+
+def launch_of_answer(output: str, python: str, import_name: str, returncode: int | None) -> Launch:
+    """The launch method from what :data:`CHECK_SCRIPT` printed in ``python``."""
+    lines = output.strip().splitlines()
+    try:
+        answer = json.loads(lines[-1]) if lines else {}
+    except json.JSONDecodeError:
+        answer = {}
+    if not isinstance(answer, dict):
+        answer = {}
+    if answer.get("safe") is True:
+        return Launch(FORKSERVER, f"importing {import_name} and benchmarks/ starts no jax backend")
+    if isinstance(answer.get("starts"), str):
+        return spawn(f"importing {answer['starts']} starts jax's backend")
+    if isinstance(answer.get("unknown"), str):
+        return spawn(f"could not check: {answer['unknown']}")
+    return spawn(f"could not check: {python} exited {returncode} without an answer")

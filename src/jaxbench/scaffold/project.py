@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import configparser
 import re
-import subprocess
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,12 +23,9 @@ __all__ = [
     "GROUP",
     "OptionalDependencies",
     "Project",
-    "git_ignores",
     "inspect_project",
     "suite_imports",
 ]
-
-_BRANCH = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$")
 
 
 EXTRA = "extra"
@@ -68,52 +64,6 @@ class Project:
     extras: tuple[OptionalDependencies, ...] = ()
     #: ``[project] requires-python`` ("" when not declared).
     requires_python: str = ""
-
-
-def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    try:
-        return subprocess.run(
-            ["git", "-C", str(root), *args],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-    except FileNotFoundError:
-        raise UsageError("git is not installed; install git and run jaxbench init again") from None
-
-
-def git_ignores(root: Path, path: str) -> bool:
-    """Whether a pattern of git's ignore files covers ``path`` (relative to ``root``),
-    tracked or not (``git check-ignore --no-index``)."""
-    return _git(root, "check-ignore", "-q", "--no-index", "--", path).returncode == 0
-
-
-def _git_top(root: Path) -> Path:
-    done = _git(root, "rev-parse", "--show-toplevel")
-    if done.returncode != 0:
-        raise UsageError(
-            f"{root} is not a git repository; run jaxbench init in your project's "
-            "repository (git init, commit the project, then jaxbench init)"
-        )
-    top = Path(done.stdout.strip()).resolve()
-    if top != root.resolve():
-        raise UsageError(
-            f"{root} is inside the git repository {top}, not its top; "
-            f"run jaxbench init {top} (asv benchmarks a whole repository)"
-        )
-    if _git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}").returncode != 0:
-        raise UsageError(
-            f"{root}: the git repository has no commit yet; commit your project, "
-            "then run jaxbench init (asv measures commits)"
-        )
-    return top
-
-
-def _branch(root: Path) -> str:
-    done = _git(root, "symbolic-ref", "--quiet", "--short", "HEAD")
-    branch = done.stdout.strip()
-    return branch if done.returncode == 0 and _BRANCH.match(branch) else "main"
 
 
 def _read_pyproject(path: Path) -> dict[str, Any]:
@@ -317,15 +267,18 @@ def _mentions_jax(dependencies: list[str]) -> bool:
     return any(re.match(r"^\s*jax(\[[^\]]*\])?\s*($|[<>=!~;@ (])", d) for d in dependencies)
 
 
-def inspect_project(root: Path) -> Project:
-    """The project at ``root``; UsageError with the fix when there is none."""
+def inspect_project(root: Path, *, branch: str = "main") -> Project:
+    """The project at ``root``; UsageError with the fix when there is none.
+
+    ``branch``: the branch checked out (:func:`jaxbench.jobs.init_checks.check_repository`
+    asks git, and checks that ``root`` is the top of a repository with a commit).
+    """
     root = Path(root)
     if not root.exists():
         raise UsageError(f"{root} does not exist; pass the path of your project's repository")
     if not root.is_dir():
         raise UsageError(f"{root} is not a directory; pass the path of your project's repository")
     root = root.resolve()
-    _git_top(root)
     pyproject = root / "pyproject.toml"
     data = _read_pyproject(pyproject) if pyproject.is_file() else {}
     name, dependencies, backend = _name_and_dependencies(root, data)
@@ -337,7 +290,7 @@ def inspect_project(root: Path) -> Project:
         import_name=import_name,
         layout=layout,
         backend=backend,
-        branch=_branch(root),
+        branch=branch,
         depends_on_jax=_mentions_jax(dependencies),
         extras=_optional(data, root / "setup.cfg"),
         requires_python=requires_python if isinstance(requires_python, str) else "",

@@ -7,8 +7,8 @@
   install from the package index (no ``direct_url.json``) ``jaxbench==VERSION``;
 * asv and asv_runner: the versions installed here, pinned;
 * jax: the version installed here (:func:`installed_version`), else the one
-  pip resolves for the project (:func:`resolve_with_pip`), and the versions
-  the package index serves (:func:`served_versions`, ``pip index versions``);
+  pip resolves for the project, and the versions the package index serves
+  (asked of pip by :mod:`jaxbench.jobs.init_checks`);
 * the modules a distribution provides (:func:`import_names`), to tell which
   of the project's optional packages the benchmarks import.
 
@@ -21,10 +21,7 @@ import functools
 import importlib.metadata
 import json
 import re
-import subprocess
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 __all__ = [
@@ -35,15 +32,11 @@ __all__ = [
     "jaxbench_requirement",
     "pinned",
     "requirement_from_direct_url",
-    "resolve_with_pip",
-    "served_versions",
     "version_key",
 ]
 
 #: A release version as jax numbers them (PEP 440 release segments, optional suffix).
 VERSION = re.compile(r"^\d+(\.\d+){1,3}([a-z]+\d*)?(\.post\d+)?(\.dev\d+)?$")
-
-_PIP_TIMEOUT = 180
 
 
 @dataclass(frozen=True)
@@ -147,53 +140,3 @@ def version_key(version: str) -> tuple[int, ...]:
     numbers = re.match(r"^[\d.]+", version)
     parts = (numbers.group(0) if numbers else "0").strip(".").split(".")
     return tuple(int(p) for p in parts if p)
-
-
-def _pip(*args: str) -> subprocess.CompletedProcess[str] | None:
-    try:
-        return subprocess.run(
-            [sys.executable, "-m", "pip", *args],
-            capture_output=True,
-            text=True,
-            timeout=_PIP_TIMEOUT,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-
-
-def served_versions(name: str = "jax") -> tuple[str, ...] | None:
-    """The versions the package index serves, newest first; None when pip cannot say."""
-    done = _pip("index", "versions", name)
-    if done is None or done.returncode != 0:
-        return None
-    for line in done.stdout.splitlines():
-        if line.startswith("Available versions:"):
-            versions = [v.strip() for v in line.split(":", 1)[1].split(",") if v.strip()]
-            return tuple(versions) or None
-    return None
-
-
-def resolve_with_pip(project_root: Path, name: str = "jax") -> str | None:
-    """The version of ``name`` pip would install with the project today, or None."""
-    done = _pip(
-        "install",
-        "--dry-run",
-        "--quiet",
-        "--ignore-installed",
-        "--report",
-        "-",
-        str(project_root),
-    )
-    if done is None or done.returncode != 0:
-        return None
-    try:
-        report = json.loads(done.stdout)
-    except ValueError:
-        return None
-    for item in report.get("install", []):
-        metadata = item.get("metadata", {})
-        if str(metadata.get("name", "")).lower() == name:
-            version = metadata.get("version")
-            return str(version) if version else None
-    return None

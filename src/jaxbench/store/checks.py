@@ -22,8 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from jaxbench.analyse.kinds import UNCHECKED_TRACK
 from jaxbench.errors import ResultsError
+from jaxbench.kinds import UNCHECKED_TRACK
 from jaxbench.store.fsio import write_text_atomic
 from jaxbench.store.hlo_store import (
     env_folder_part,

@@ -26,9 +26,8 @@ import contextlib
 import hashlib
 import io
 import json
-import os
 import zipfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -38,7 +37,6 @@ import numpy as np
 from jaxbench.errors import ResultsError
 from jaxbench.store import fastjson, fsio
 from jaxbench.store.benchmarks_json import read_benchmarks_json_or_warn
-from jaxbench.store.forking import fork_is_safe, fork_pool
 from jaxbench.store.results import (
     FileScan,
     SeriesKey,
@@ -50,10 +48,18 @@ from jaxbench.store.results import (
 __all__ = [
     "CACHE_FORMAT",
     "CACHE_NAME",
+    "BatchMap",
     "FileEntry",
     "SeriesTable",
     "load_series_table",
     "save_fits",
+]
+
+#: How work is spread: ``run(fn, batches)`` yields ``fn(batch)`` for each batch, in
+#: order. The jobs hand in one that uses worker processes
+#: (:func:`jaxbench.jobs.parallel.forked_batches`); None: this process, in turn.
+BatchMap = Callable[
+    [Callable[[Sequence[Any]], list[Any]], Sequence[Sequence[Any]]], Iterable[list[Any]]
 ]
 
 #: Name of the cache file inside the results directory (not ``*.json``: asv ignores it).
@@ -421,7 +427,7 @@ def _read_one(job: tuple[Path, str, str, str | None]) -> _Read:
     return digest, scan
 
 
-def _read_many(jobs: list[tuple[Path, str, str, str | None]]) -> list[_Read]:
+def _read_many(jobs: Sequence[tuple[Path, str, str, str | None]]) -> list[_Read]:
     return [_read_one(job) for job in jobs]
 
 
@@ -435,22 +441,21 @@ def _bytes_to_parse(jobs: list[tuple[Path, str, str, str | None]]) -> int:
     return total
 
 
-def _read_all(jobs: list[tuple[Path, str, str, str | None]]) -> Iterable[_Read]:
-    """Each job's outcome, in order: in worker processes when there is much to parse.
+def _read_all(
+    jobs: list[tuple[Path, str, str, str | None]], parallel: BatchMap | None
+) -> Iterable[_Read]:
+    """Each job's outcome, in order: through ``parallel`` when there is much to parse.
 
-    Parsing JSON holds one core; on a large history the files are spread over
-    up to ``os.cpu_count()`` (at most 8) forked processes, in batches, where
-    forking is safe (:mod:`jaxbench.store.forking`).
+    Parsing JSON holds one core; on a large history the files are handed to
+    ``parallel`` in batches (the jobs pass worker processes).
     """
-    workers = min(os.cpu_count() or 1, 8)
-    if workers <= 1 or _bytes_to_parse(jobs) < PARALLEL_MIN_BYTES or not fork_is_safe():
+    if parallel is None or _bytes_to_parse(jobs) < PARALLEL_MIN_BYTES:
         yield from map(_read_one, jobs)
         return
-    size = max(1, min(32, len(jobs) // (workers * 8)))
+    size = max(1, min(32, len(jobs) // 64))
     batches = [jobs[i : i + size] for i in range(0, len(jobs), size)]
-    with fork_pool(workers) as pool:
-        for outcomes in pool.map(_read_many, batches):
-            yield from outcomes
+    for outcomes in parallel(_read_many, batches):
+        yield from outcomes
 
 
 def load_series_table(
@@ -459,8 +464,12 @@ def load_series_table(
     machine: str | None = None,
     env_name: str | None = None,
     use_cache: bool = True,
+    parallel: BatchMap | None = None,
 ) -> SeriesTable:
     """Every series of ``results_dir`` as columns (see module doc), through the cache.
+
+    ``parallel``: how to spread the parsing of many files (:data:`BatchMap`;
+    None: in this process).
 
     Same rules and messages as :func:`~jaxbench.store.results.load_history`:
     damaged files are skipped with a warning; nothing to read is a
@@ -495,7 +504,9 @@ def load_series_table(
             known = hit[1].digest if hit is not None and hit[1].machine == name else None
             jobs.append((path, rel, name, known))
     n_files = len(jobs)
-    for (path, rel, name, _known), (digest, outcome) in zip(jobs, _read_all(jobs), strict=True):
+    for (path, rel, name, _known), (digest, outcome) in zip(
+        jobs, _read_all(jobs, parallel), strict=True
+    ):
         entry: FileEntry
         scan: FileScan | None = None
         if isinstance(outcome, str):

@@ -50,6 +50,7 @@ from jaxbench.analyse.events import group_events
 from jaxbench.analyse.failures import FailureGroup, failing_groups
 from jaxbench.analyse.paired_history import paired_series
 from jaxbench.errors import ResultsError, UsageError
+from jaxbench.jobs.parallel import forked_batches
 from jaxbench.render import html
 from jaxbench.render.failures import no_error_text
 from jaxbench.render.paired import PAIRED_PAGE, add_paired_nav, render_paired_page
@@ -241,7 +242,8 @@ def publish(
     _check_html_dir(target, [results, config.resolve(), conf_dir])
     check_repo(conf, conf_dir, config)
 
-    history = load_series_table(results)
+    parallel = forked_batches()
+    history = load_series_table(results, parallel=parallel)
     if history.infinite_files:
         first = history.infinite_files[0]
         raise ResultsError(
@@ -252,7 +254,9 @@ def publish(
     paired_page = _paired_page(results, history.commits(), conf)  # bad files stop here
     log = read_asv_log(asv_logs)
     failing = failing_groups(history, log.error, build_error_of=log.build_error)
-    found, fits = scan(history, thresholds=thresholds_from_asv_conf(config), detector=detector)
+    found, fits = scan(
+        history, thresholds=thresholds_from_asv_conf(config), detector=detector, parallel=parallel
+    )
     save_fits(history, fits)
     regressions = found.regressions
     benchmarks, _ = read_benchmarks_json_or_warn(results / "benchmarks.json")

@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jaxbench.errors import UsageError
+from jaxbench.jobs.git import resolve_commit
 from jaxbench.lockstep.builds import builds_of, commit_site
 from jaxbench.lockstep.coordinator import Side
 from jaxbench.store.asv_conf import forks_workers, read_asv_conf
 from jaxbench.store.asv_env import AsvEnv, built_env
-from jaxbench.store.git import resolve_commit
 
 __all__ = ["Sides", "asv_side", "open_sides", "resolve_side_commit"]
 

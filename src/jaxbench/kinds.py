@@ -1,8 +1,11 @@
-"""What a benchmark measures, read from its name.
+"""What a benchmark measures, read from its name: the vocabulary every floor shares.
 
-This is the contract between the measuring half (``jaxbench.measure.asvsuite``, which
-names the benchmarks) and the analysing half (compare, regressions, HTML),
-which never imports jax. The last dotted component of an asv benchmark name
+It sits at the bottom of the package, beside ``errors``: the measuring half
+(which names the benchmarks), the store, the analysis and the rendering all
+import it, and it imports nothing of jaxbench. This is the contract between
+the measuring half (``jaxbench.measure.asvsuite``, which names the
+benchmarks) and the analysing half (compare, regressions, HTML), which never
+imports jax. The last dotted component of an asv benchmark name
 decides its kind:
 
 ==================================  =========  ====================================
