@@ -30,7 +30,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxbench.errors import ReferenceMismatch, UsageError, WorkloadError
+from jaxbench.errors import JaxbenchError, ReferenceMismatch, UsageError, WorkloadError
 from jaxbench.measure import pytrees, reference
 from jaxbench.measure.timing import (
     Caller,
@@ -66,14 +66,15 @@ CAPTURED_WARN_BYTES = 1024
 WARMUP_CALLS = 3
 
 
-def host_result(output: Any) -> Any:
+def host_result(output: Any, label: str = "fn") -> Any:
     """The output pytree as host NumPy arrays (after the clock has stopped).
 
-    Leaves that are not arrays (a string, a function: static outputs) stay as they are.
+    Leaves that are not arrays (a string, a function: static outputs) stay as
+    they are; a typed PRNG key is a :class:`~jaxbench.measure.reference.HostKey`
+    (its key data and impl); a leaf of another extended dtype is a
+    :class:`WorkloadError` naming ``label`` and the leaf's path.
     """
-    return jax.tree_util.tree_map(
-        lambda leaf: np.asarray(leaf) if pytrees.is_array(leaf) else leaf, output
-    )
+    return reference.host_tree(output, f"{label} output")
 
 
 def versions() -> dict[str, str]:
@@ -98,27 +99,87 @@ def _enable_x64() -> Any:
     return jax.enable_x64(True)
 
 
-def _widen(leaf: Any) -> Any:
-    if isinstance(leaf, np.ndarray | np.generic) and jnp.issubdtype(leaf.dtype, jnp.floating):
-        return np.asarray(leaf, dtype=np.float64)
+def _widen(leaf: Any, *, ints: bool, cpu: Any) -> Any:
+    """One host input leaf for the float64 run: floating leaves as float64; with
+    ``ints``, int32 leaves (x32's default integer) as int64 (x64's); a typed key
+    on the CPU; anything else as it is."""
+    if isinstance(leaf, np.ndarray | np.generic):
+        if jnp.issubdtype(leaf.dtype, jnp.floating):
+            return np.asarray(leaf, dtype=np.float64)
+        if ints and leaf.dtype == np.int32:
+            return np.asarray(leaf, dtype=np.int64)
+    elif isinstance(leaf, jax.Array):  # a typed PRNG key (host_copy keeps keys as keys)
+        return jax.device_put(leaf, cpu)
     return leaf
 
 
-def _float64_output(workload: Workload, host: Args) -> Any:
-    """``fn`` on the host inputs widened to float64, with x64 enabled, on the CPU."""
+def _float64_call(workload: Workload, host: Args, *, ints: bool) -> Any:
+    """``fn`` on the host inputs widened (:func:`_widen`), with x64 enabled, on the CPU."""
+    cpu = jax.devices("cpu")[0]
     static = set(workload.static_argnums) | set(workload.static_argnames)
-    args = tuple(
-        a if i in static else jax.tree_util.tree_map(_widen, a) for i, a in enumerate(host.args)
-    )
-    kwargs = {
-        k: v if k in static else jax.tree_util.tree_map(_widen, v) for k, v in host.kwargs.items()
-    }
+
+    def widen(key: int | str, value: Any) -> Any:
+        if key in static:
+            return value
+        return jax.tree_util.tree_map(functools.partial(_widen, ints=ints, cpu=cpu), value)
+
+    args = tuple(widen(i, a) for i, a in enumerate(host.args))
+    kwargs = {k: widen(k, v) for k, v in host.kwargs.items()}
     options = JitOptions(
         workload.jit, workload.static_argnums, workload.static_argnames, label=workload.label
     )
-    with _enable_x64(), jax.default_device(jax.devices("cpu")[0]):
+    with _enable_x64(), jax.default_device(cpu):
         fn = options.wrap(workload.fn, Args(args, kwargs))
-        return host_result(fn(*args, **kwargs))
+        return host_result(fn(*args, **kwargs), workload.label)
+
+
+def _has_int32(host: Args) -> bool:
+    return any(
+        isinstance(leaf, np.ndarray | np.generic) and leaf.dtype == np.int32
+        for leaf in jax.tree_util.tree_leaves((host.args, dict(host.kwargs)))
+    )
+
+
+def _float64_output(workload: Workload, host: Args) -> Any:
+    """The same ``fn`` with x64 enabled, on the CPU, its floating inputs widened to float64.
+
+    x64 also widens jax's default integer (int32 to int64): a step whose int32
+    state meets a freshly made integer in a ``lax.cond``, ``while_loop`` or
+    ``scan`` (a sampler's step count) does not trace so ("cond branches must
+    have equal output types"). It is then run again with its int32 inputs
+    widened to int64 too, as a program written for x64 would have them; the
+    integer outputs are compared by value. Where neither runs: a one-line
+    :class:`WorkloadError` with the cause and the fix.
+    """
+    try:
+        return _float64_call(workload, host, ints=False)
+    except JaxbenchError:
+        raise
+    except Exception as exc:
+        failure: Exception = exc
+    if _has_int32(host):
+        try:
+            return _float64_call(workload, host, ints=True)
+        except JaxbenchError:
+            raise
+        except Exception:  # the first failure names the cause
+            pass
+    raise WorkloadError(
+        f"{workload.label}: the FLOAT64 reference (fn with x64 enabled, on the CPU) raised "
+        f"{type(failure).__name__}: {_dtype_cause(failure)}; fn does not run in float64 as it "
+        "is: give a NumPy reference function, or a Golden file recorded once with "
+        "jaxbench report --workload MODULE:FACTORY --record-golden"
+    ) from None
+
+
+def _dtype_cause(exc: BaseException) -> str:
+    """The error's first line, and its first later line about dtypes (jax's detail)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    if not lines:
+        return ""
+    detail = next((line for line in lines[1:] if "dtype" in line.lower()), "")
+    first = lines[0].rstrip(".")
+    return f"{first} ... {detail.rstrip('.')}" if detail else first
 
 
 def expected_output(workload: Workload, host: Args) -> Any:
@@ -137,12 +198,14 @@ def expected_output(workload: Workload, host: Args) -> Any:
         return _float64_output(workload, host)
     ref: Callable[..., Any] = workload.reference  # type: ignore[assignment]
     try:
-        return ref(*host.args, **host.kwargs)
+        answer = ref(*host.args, **host.kwargs)
     except Exception as exc:
         raise WorkloadError(
             f"{workload.label}: the reference raised {type(exc).__name__}: {exc}; "
             "it takes the same host arguments as fn"
         ) from None
+    # jax arrays and typed keys a reference may return (jax's own random bits)
+    return host_result(answer, f"{workload.label}: the reference's")
 
 
 def _compare(
@@ -153,7 +216,7 @@ def _compare(
     compare = reference.check if raising else reference.measure
     return compare(
         workload.label,
-        host_result(output),
+        host_result(output, workload.label),
         expected,
         atol=workload.atol,
         rtol=workload.rtol,
@@ -427,7 +490,10 @@ def measure(
         accuracy = prepared.accuracy
         _finite(workload, result)
     # before the next call: with carry it donates this output's buffers
-    shapes = {path: list(np.shape(leaf)) for path, leaf in reference.leaves(host_result(result))}
+    shapes = {
+        path: list(np.shape(leaf))
+        for path, leaf in reference.leaves(host_result(result, workload.label))
+    }
     handle = handle_only_seconds(prepared.call, clock=clock)
     return Measurement(
         workload=workload,
@@ -447,7 +513,7 @@ def measure(
 
 
 def _finite(workload: Workload, output: Any) -> None:
-    for path, leaf in reference.leaves(host_result(output)):
+    for path, leaf in reference.leaves(host_result(output, workload.label)):
         if not pytrees.is_array(leaf):
             continue
         leaf = np.asarray(leaf)
@@ -463,7 +529,7 @@ def first_output(workload: Workload) -> Any:
     placed = place(workload)
     call_args = placed.call_args
     fn = JitOptions.of(workload).wrap(workload.fn, call_args)
-    return host_result(fn(*call_args.args, **call_args.kwargs))
+    return host_result(fn(*call_args.args, **call_args.kwargs), workload.label)
 
 
 # --- the figures (asv's track_* benchmarks) -----------------------------------------
