@@ -39,6 +39,8 @@ from jaxbench.measure.timing import (
     JitOptions,
     Placed,
     compile_count,
+    compile_events,
+    disable_persistent_cache,
     first_call,
     handle_only_seconds,
     place,
@@ -64,6 +66,8 @@ __all__ = [
 CAPTURED_WARN_BYTES = 1024
 #: Warm-up calls after the checked first call: the steady state, not the first calls.
 WARMUP_CALLS = 3
+#: Warm calls whose compiles the figures process counts (``track_compiles_per_call``).
+COUNTED_CALLS = 2
 
 
 def host_result(output: Any, label: str = "fn") -> Any:
@@ -339,6 +343,29 @@ def _not_donated_by_fn(workload: Workload, call: Args) -> None:
             )
 
 
+def _next_calls(workload: Workload, fn: Callable[..., Any], call_args: Args, output: Any) -> Caller:
+    """The calls after the first: its arguments again, or ``carry``'s from its output."""
+    if workload.carry is None:
+        _not_donated_by_fn(workload, call_args)
+        return Caller(fn, call_args)
+    next_args = as_args(workload.carry(call_args, output), f"{workload.label}: carry")
+    return Caller(fn, next_args, workload.carry)
+
+
+def warm_compiles(workload: Workload, call: Caller, *, calls: int = COUNTED_CALLS) -> float:
+    """Backend compiles per warm call: counted over ``calls`` calls after the warm-up.
+
+    0 for a workload that is warm (a compile during its warm samples fails
+    it), the kernels it builds per call for one declared ``compiles_every_call``.
+    """
+    for _ in range(WARMUP_CALLS):
+        jax.block_until_ready(call())
+    with compile_events() as compiles:
+        for _ in range(calls):
+            jax.block_until_ready(call())
+    return compiles.count / calls
+
+
 # --- preparation (shared by the report and the asv helper) --------------------------
 
 
@@ -375,6 +402,8 @@ def prepare(
     Raises :class:`ReferenceMismatch` on a wrong answer and
     :class:`WorkloadError` when the workload cannot be run here.
     """
+    if workload.compiles_every_call:  # each call's compile is timed, never a cache load
+        disable_persistent_cache()
     placed = place(workload)
     expected = expected_output(workload, placed.host)
     call_args = placed.call_args
@@ -400,12 +429,7 @@ def prepare(
                 "fix fn, its inputs or their placement"
             ) from exc
     accuracy = _compare(workload, output, expected, raising=True)
-    next_args = call_args
-    if workload.carry is None:
-        _not_donated_by_fn(workload, call_args)
-    else:
-        next_args = as_args(workload.carry(call_args, output), f"{workload.label}: carry")
-    call = Caller(fn, next_args, workload.carry)
+    call = _next_calls(workload, fn, call_args, output)
     block: Callable[[Any], Any] = jax.block_until_ready
     if isinstance(output, jax.Array):  # one array is the whole output
         block = operator.methodcaller("block_until_ready")
@@ -445,6 +469,8 @@ class Measurement:
     output_shapes: dict[str, list[int]]
     work: Any
     warnings: tuple[str, ...]
+    #: Backend compiles per warm call (0 unless declared ``compiles_every_call``).
+    compiles_per_call: float = 0.0
 
 
 def leaf_summary(tree: Any) -> dict[str, dict[str, Any]]:
@@ -483,7 +509,13 @@ def measure(
         raise ValueError(f"at least one repeat is required, got repeats={repeats}")
     prepared = prepare(workload, fresh=True, clock=clock)
     assert prepared.first is not None
-    result, samples = synchronized_samples(prepared.call, repeats=repeats, clock=clock)
+    with compile_events() as compiles:
+        result, samples = synchronized_samples(
+            prepared.call,
+            repeats=repeats,
+            clock=clock,
+            compiles_allowed=workload.compiles_every_call,
+        )
     if workload.carry is None:  # the same inputs again: the same answer
         accuracy = _compare(workload, result, prepared.expected, raising=True)
     else:  # the state moved on: the checked answer is the first call's
@@ -508,8 +540,18 @@ def measure(
         inputs=input_summary(prepared.placed.host),
         output_shapes=shapes,
         work=_work(prepared.compiled),
-        warnings=tuple(prepared.warnings),
+        warnings=(*prepared.warnings, *_declared_but_warm(workload, compiles.count, repeats)),
+        compiles_per_call=compiles.count / repeats,
     )
+
+
+def _declared_but_warm(workload: Workload, compiles: int, calls: int) -> list[str]:
+    if not workload.compiles_every_call or compiles:
+        return []
+    return [
+        f"{workload.label}: declared compiles_every_call, but jax compiled nothing during "
+        f"{calls} warm call(s); drop the declaration, so that a recompile fails the benchmark"
+    ]
 
 
 def _finite(workload: Workload, output: Any) -> None:
@@ -546,6 +588,10 @@ class Figures:
     compiled: Any
     platform: str
     warnings: tuple[str, ...]
+    #: Backend compiles per warm call (:func:`warm_compiles`), or None with
+    #: ``compiles_failure`` saying why the warm calls could not be counted.
+    compiles_per_call: float | None = None
+    compiles_failure: str = ""
 
 
 def figures(workload: Workload) -> Figures:
@@ -555,7 +601,7 @@ def figures(workload: Workload) -> Figures:
     warnings = captured_constants(workload, call_args)
     given, note = lower_as_given(workload, call_args)  # before the call: it may donate
     warnings.extend(note)
-    stages, _fn, compiled, output = first_call(
+    stages, fn, compiled, output = first_call(
         workload.fn, call_args, options=JitOptions.of(workload)
     )
     compiled = compiled if compiled is not None else given
@@ -571,6 +617,7 @@ def figures(workload: Workload) -> Figures:
             _compare(workload, output, expected, raising=True)
         except ReferenceMismatch as exc:
             failure = f"{exc}; times of a wrong answer do not count"
+    compiles, compiles_failure = _counted_compiles(workload, fn, call_args, output)
     for line in warnings:
         print(f"jaxbench: warning: {line}", file=sys.stderr)
     return Figures(
@@ -580,7 +627,24 @@ def figures(workload: Workload) -> Figures:
         compiled=compiled,
         platform=placed.platform,
         warnings=tuple(warnings),
+        compiles_per_call=compiles,
+        compiles_failure=compiles_failure,
     )
+
+
+def _counted_compiles(
+    workload: Workload, fn: Callable[..., Any], call_args: Args, output: Any
+) -> tuple[float | None, str]:
+    """:func:`warm_compiles` after the first call, or why the warm calls failed (one line)."""
+    try:
+        return warm_compiles(workload, _next_calls(workload, fn, call_args, output)), ""
+    except JaxbenchError as exc:
+        return None, str(exc)
+    except Exception as exc:
+        return None, (
+            f"{workload.label}: a warm call raised {type(exc).__name__}: {_first_line(exc)}; "
+            "fix fn, its inputs or carry"
+        )
 
 
 # --- memory of the workload ---------------------------------------------------------
