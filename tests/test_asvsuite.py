@@ -149,6 +149,8 @@ def test_bad_workload_fails_naming_its_cause(bench_dir: Path, suite: str, cause:
     assert cause in str(timed.value).lower() or cause in repr(timed.value).lower()
     if suite == "Off":  # a finite wrong answer is measured: tolerance used > 1 fails compare
         assert _run_figure(bench_dir, f"{suite}Figures.track_tolerance_used") > 1.0
+        # what the program does is still counted, as its work: no compile per warm call
+        assert _run_figure(bench_dir, f"{suite}Figures.track_compiles_per_call") == 0.0
     else:
         with pytest.raises((JaxbenchError, ValueError, RuntimeError)) as figure:
             _run_figure(bench_dir, f"{suite}Figures.track_tolerance_used")

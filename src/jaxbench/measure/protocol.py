@@ -66,6 +66,10 @@ __all__ = [
 CAPTURED_WARN_BYTES = 1024
 #: Warm-up calls after the checked first call: the steady state, not the first calls.
 WARMUP_CALLS = 3
+#: ... for a workload declared ``compiles_every_call``: each of its calls
+#: compiles (seconds, not microseconds), and one call after the first has paid
+#: what the first left (the one-time helpers it compiled).
+WARMUP_CALLS_COMPILING = 1
 #: Warm calls whose compiles the figures process counts (``track_compiles_per_call``).
 COUNTED_CALLS = 2
 
@@ -352,13 +356,19 @@ def _next_calls(workload: Workload, fn: Callable[..., Any], call_args: Args, out
     return Caller(fn, next_args, workload.carry)
 
 
+def warmup_calls(workload: Workload) -> int:
+    """Warm-up calls before the steady state (:data:`WARMUP_CALLS`, or
+    :data:`WARMUP_CALLS_COMPILING` for a workload declared ``compiles_every_call``)."""
+    return WARMUP_CALLS_COMPILING if workload.compiles_every_call else WARMUP_CALLS
+
+
 def warm_compiles(workload: Workload, call: Caller, *, calls: int = COUNTED_CALLS) -> float:
     """Backend compiles per warm call: counted over ``calls`` calls after the warm-up.
 
     0 for a workload that is warm (a compile during its warm samples fails
     it), the kernels it builds per call for one declared ``compiles_every_call``.
     """
-    for _ in range(WARMUP_CALLS):
+    for _ in range(warmup_calls(workload)):
         jax.block_until_ready(call())
     with compile_events() as compiles:
         for _ in range(calls):
@@ -393,7 +403,7 @@ def prepare(
     workload: Workload,
     *,
     fresh: bool = False,
-    warmup: int = WARMUP_CALLS,
+    warmup: int | None = None,
     clock: Clock = time.perf_counter,
 ) -> Prepared:
     """Place, call once (``fresh``: a timed first call of a fresh specialization),
@@ -433,7 +443,7 @@ def prepare(
     block: Callable[[Any], Any] = jax.block_until_ready
     if isinstance(output, jax.Array):  # one array is the whole output
         block = operator.methodcaller("block_until_ready")
-    for _ in range(warmup):
+    for _ in range(warmup_calls(workload) if warmup is None else warmup):
         block(call())
     return Prepared(
         workload=workload,
@@ -722,8 +732,17 @@ class WorkloadMemory:
     device_peak_bytes: int | None
 
 
-def workload_memory(workload: Workload, calls: int = 10) -> WorkloadMemory:
+#: Calls :func:`workload_memory` makes after the first; a workload declared
+#: ``compiles_every_call`` makes fewer: each call compiles (seconds), and the
+#: compiler's own peak is there from the first compile on.
+MEMORY_CALLS = 10
+MEMORY_CALLS_COMPILING = 3
+
+
+def workload_memory(workload: Workload, calls: int | None = None) -> WorkloadMemory:
     """Measure what the workload adds, in this (fresh) process."""
+    if calls is None:
+        calls = MEMORY_CALLS_COMPILING if workload.compiles_every_call else MEMORY_CALLS
     import jax.numpy as jnp
 
     jax.block_until_ready(jax.jit(lambda v: v + 1)(jnp.zeros((3,), jnp.int32)))  # backend up
