@@ -4,11 +4,16 @@ For every idiom:
 
 * **report**: ``jaxbench report --workload idioms:make --param idiom=NAME``
   (the CLI's ``main``, in this process): warm median, first call, reference
-  kind, whether XLA's work figures are in the report, its warnings;
+  kind, whether XLA's work figures are in the report, compiles per warm
+  call, its warnings;
 * **asv**: the figures class through asv_runner's ``do_setup_cache`` /
   ``set_cache`` / ``do_setup`` / ``do_run`` (``track_first_call_seconds``,
-  ``track_tolerance_used``, ``track_work_flops``) and the timed class's
-  ``time_warm`` through asv_runner's own timing loop (a few samples).
+  ``track_tolerance_used``, ``track_work_flops``, ``track_compiles_per_call``)
+  and the timed class's ``time_warm`` through asv_runner's own timing loop (a
+  few samples; one call each for an idiom whose suite asks for one).
+
+Compiles per warm call must be 0, except for an idiom declared
+``compiles_every_call`` (a sampler's ``run``), whose calls each compile.
 
 An idiom listed in ``FAILS`` must fail in both paths with its one-line
 message. The sharded idiom needs 4 devices: on the CPU this script sets
@@ -32,7 +37,12 @@ from pathlib import Path
 from typing import Any
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "corpus"
-FIGURE_TRACKS = ("track_first_call_seconds", "track_tolerance_used", "track_work_flops")
+FIGURE_TRACKS = (
+    "track_first_call_seconds",
+    "track_tolerance_used",
+    "track_work_flops",
+    "track_compiles_per_call",
+)
 
 
 def _report(idiom: str, repeats: int) -> dict[str, Any]:
@@ -67,7 +77,7 @@ def _asv(idiom: str, cache: Any) -> dict[str, Any]:
             benchmark.do_teardown()
     timed = get_benchmark_from_name(str(CORPUS), f"idioms.{suite}.time_warm")
     timed.set_cache(None)
-    timed.repeat, timed.number, timed.warmup_time = 3, 5, 0.0
+    timed.repeat, timed.number, timed.warmup_time = 3, idioms.NUMBER.get(idiom, 5), 0.0
     try:
         timed.do_setup()
         result = timed.do_run()
@@ -93,6 +103,10 @@ def _seconds(value: Any) -> str:
     return format_value(value, "seconds") if isinstance(value, float) else "-"
 
 
+def _count(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else "-"
+
+
 def run(only: list[str], repeats: int) -> list[dict[str, Any]]:
     sys.path.insert(0, str(CORPUS))
     import idioms
@@ -113,6 +127,7 @@ def run(only: list[str], repeats: int) -> list[dict[str, Any]]:
             "first_call": data.get("first_call_seconds"),
             "reference": (data.get("reference") or {}).get("kind"),
             "work": data.get("work") is not None,
+            "compiles_per_call": data.get("compiles_per_call"),
             "warnings": data.get("warnings", []),
             "asv": asv,
         }
@@ -138,9 +153,15 @@ def _passed(row: dict[str, Any], idioms: Any) -> bool:
         )
     skipped = asv["time_warm"] is None  # too few devices: asv records a skip
     work_ok = isinstance(asv["track_work_flops"], float) == (name not in idioms.NO_WORK)
+    declared = idioms.make(name).compiles_every_call
+    compiles = (row["compiles_per_call"], asv["track_compiles_per_call"])
+    compiles_ok = skipped or all(
+        isinstance(c, float) and (c >= 1 if declared else c == 0) for c in compiles
+    )
     return (
         row["report_status"] == 0
         and row["work"] == (name not in idioms.NO_WORK)
+        and compiles_ok
         and (skipped or isinstance(asv["time_warm"], float))
         and isinstance(asv["track_first_call_seconds"], float)
         and isinstance(asv["track_tolerance_used"], float)
@@ -150,7 +171,8 @@ def _passed(row: dict[str, Any], idioms: Any) -> bool:
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    head = ("idiom", "warm", "first call", "reference", "work", "asv warm", "asv", "result")
+    head = ("idiom", "warm", "first call", "reference", "work", "compiles/call", "asv warm",
+            "asv", "result")  # fmt: skip
     lines = [head]
     for row in rows:
         asv = row["asv"]
@@ -164,6 +186,7 @@ def table(rows: list[dict[str, Any]]) -> str:
             _seconds(row["first_call"]),
             row["reference"] or "-",
             "yes" if row["work"] else "no",
+            _count(row["compiles_per_call"]),
             _seconds(asv.get("time_warm")),
             asv_state,
             ("skip" if row.get("skipped") else "pass") if row["passed"] else "FAIL",

@@ -229,12 +229,18 @@ def jaxbench_cli(
     )
 
 
-#: What a quick asv run of a user's suites records: a warm time, accuracy and work.
-QUICK_FIGURES = r"time_warm|track_tolerance_used|track_work_flops"
+#: What a quick asv run of a user's suites records: a warm time, accuracy, work
+#: and compiles per warm call.
+QUICK_FIGURES = r"time_warm|track_tolerance_used|track_work_flops|track_compiles_per_call"
 
 
 def asv_run_same(
-    project: Path, machine: str, env: dict[str, str]
+    project: Path,
+    machine: str,
+    env: dict[str, str],
+    *,
+    quick: bool = True,
+    bench: str = QUICK_FIGURES,
 ) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
     """A real ``asv run --python=same --quick`` of ``project``'s ``benchmarks/`` at one commit.
 
@@ -242,6 +248,8 @@ def asv_run_same(
     asv configuration (this interpreter, no virtualenv), as a user's own
     suites would run in their development environment. Returns asv's process
     and the ``results`` of the one result file it wrote (empty when none).
+    ``quick=False``: asv's whole timing loop (every round and sample, samples
+    recorded); ``bench``: asv's ``-b`` regular expression.
     """
     conf = {
         "version": 1, "project": project.name, "repo": ".", "branches": ["HEAD"],
@@ -257,8 +265,9 @@ def asv_run_same(
     subprocess.run([*command, "machine", "--yes", "--machine", machine], cwd=project, env=env,
                    capture_output=True, check=True)  # fmt: skip
     done = subprocess.run(
-        [*command, "run", "--python=same", "--quick", "--show-stderr", "--set-commit-hash",
-         commit, "--machine", machine, "-b", QUICK_FIGURES],
+        [*command, "run", "--python=same",
+         *(["--quick"] if quick else ["--record-samples"]), "--show-stderr",
+         "--set-commit-hash", commit, "--machine", machine, "-b", bench],
         cwd=project, env=env, capture_output=True, text=True, timeout=900, check=False,
     )  # fmt: skip
     files = [p for p in (project / "results" / machine).glob("*.json") if p.name != "machine.json"]

@@ -149,6 +149,8 @@ def test_bad_workload_fails_naming_its_cause(bench_dir: Path, suite: str, cause:
     assert cause in str(timed.value).lower() or cause in repr(timed.value).lower()
     if suite == "Off":  # a finite wrong answer is measured: tolerance used > 1 fails compare
         assert _run_figure(bench_dir, f"{suite}Figures.track_tolerance_used") > 1.0
+        # what the program does is still counted, as its work: no compile per warm call
+        assert _run_figure(bench_dir, f"{suite}Figures.track_compiles_per_call") == 0.0
     else:
         with pytest.raises((JaxbenchError, ValueError, RuntimeError)) as figure:
             _run_figure(bench_dir, f"{suite}Figures.track_tolerance_used")
@@ -256,11 +258,13 @@ def test_every_figure_method_is_named_by_kinds_and_has_a_kind() -> None:
     expected = (
         set(kinds.COMPILE_STAGES)
         | set(kinds.ACCURACY_TRACKS)
-        | {kinds.UNCHECKED_TRACK}
+        | {kinds.UNCHECKED_TRACK, kinds.COMPILES_TRACK}
         | {kinds.WORK_PREFIX + f for f in kinds.WORK_FIGURES}
         | set(kinds.WORKLOAD_MEMORY_TRACKS)
     )
     assert methods == expected
+    assert kinds.kind_of("s.KindCheckFigures.track_compiles_per_call") is kinds.Kind.WORK
+    assert kinds.exact_figure("s.KindCheckFigures.track_compiles_per_call")
     assert kinds.Kind.OTHER not in {kinds.kind_of(f"s.KindCheckFigures.{m}") for m in methods}
     assert kinds.kind_of("s.KindCheckFigures.track_workload_peak_rss_bytes") is kinds.Kind.MEMORY
     assert getattr(timed, "repeat") == kinds.REPEAT  # noqa: B009 (set by jax_suite)

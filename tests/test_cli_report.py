@@ -73,7 +73,7 @@ def test_output_file_is_written_as_named(tmp_path: Path) -> None:
 def test_all_reports_every_workload(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["report", "--workload", "all", "--repeats", "2"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["format"] == 3
+    assert data["format"] == 4
     assert [r["workload"] for r in data["reports"]] == [
         "predict", "energy", "structured", "sharded-1dev",
     ]  # fmt: skip

@@ -13,6 +13,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 USER_MODULE = textwrap.dedent(
@@ -49,6 +50,37 @@ USER_MODULE = textwrap.dedent(
 
     def not_a_workload():
         return 42
+
+    # a sampler's step: the next key out, a NamedTuple state threaded by carry
+    from typing import Any, NamedTuple
+    import jax
+
+    class Walk(NamedTuple):
+        position: Any
+        moves: Any
+
+    def walk_step(key, state):
+        key, subkey = jax.random.split(key)
+        # int32 bits: the same draw with x64 enabled (the FLOAT64 reference)
+        jump = jax.random.randint(subkey, state.position.shape, -2, 3, dtype=jnp.int32)
+        return key, Walk(state.position + 0.1 * jump.astype(state.position.dtype),
+                         state.moves + 1)
+
+    def walk_np(key, state):
+        key, subkey = jax.random.split(key)
+        jump = np.asarray(jax.random.randint(subkey, state.position.shape, -2, 3,
+                                             dtype=jnp.int32))
+        return key, Walk((state.position + 0.1 * jump).astype(np.float32),
+                         np.int32(state.moves + 1))
+
+    def walk(reference="golden", seed=0, raw=False):
+        ref = {"numpy": walk_np, "float64": "float64", "golden": Golden("walk.npz"),
+               "unchecked": Unchecked("a random walk")}[reference]
+        def inputs(rng):
+            key = jax.random.PRNGKey(seed) if raw else jax.random.key(seed)
+            return key, Walk(rng.normal(size=(16,)).astype(np.float32), np.int32(0))
+        return Workload(name="walk", fn=walk_step, inputs=inputs, reference=ref,
+                        carry=lambda args, out: out, atol=1e-5, rtol=1e-5)
     """
 )
 
@@ -108,6 +140,46 @@ def test_golden_is_recorded_once_then_checked(project: Path) -> None:
     assert other.stderr.strip().splitlines() == [
         "jaxbench: error: mlp-batch=64 output /: shape (64, 4) differs from the reference's "
         "(32, 4); the benchmark would time a different computation"
+    ]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("raw", "references", "changed_leaf"),
+    [
+        (False, ("unchecked", "numpy", "float64"), "2 of 2 key data word(s) differ from the "
+         "reference (PRNG keys are compared exactly, through jax.random.key_data)"),
+        (True, ("float64",), "2 of 2 uint32 value(s) differ from the reference (integer and "
+         "bool leaves are compared exactly)"),
+    ],
+    ids=["typed-key", "raw-PRNGKey"],
+)  # fmt: skip
+def test_a_step_returning_its_next_key_passes_every_reference_kind(
+    project: Path, raw: bool, references: tuple[str, ...], changed_leaf: str
+) -> None:
+    kind = ("--param", f"raw={raw}")
+    for reference in references:
+        done = jaxbench("--workload", "user_bench:walk", "--param", f"reference={reference}",
+                        *kind, cwd=project)  # fmt: skip
+        assert done.returncode == 0, (reference, done.stderr)
+        data = json.loads(done.stdout)
+        assert data["reference"]["kind"] == reference
+        assert data["inputs"]["/args/0"]["dtype"] == ("uint32" if raw else "key<fry>")
+        assert data["output_shapes"]["/0"] == ([2] if raw else [])
+    args = ("--workload", "user_bench:walk", *kind)
+    recorded = jaxbench(*args, "--record-golden", cwd=project)
+    assert recorded.returncode == 0, recorded.stderr
+    with np.load(project / "walk.npz") as golden:  # the key's data, and its impl to reload it
+        assert golden["/0"].dtype == np.uint32
+        assert ("key_impl:/0" in golden.files) == (not raw)
+    checked = jaxbench(*args, cwd=project)
+    assert checked.returncode == 0, checked.stderr
+    assert json.loads(checked.stdout)["tolerance_used"] == 0.0
+    # another seed: another answer, refused in one line naming the key leaf
+    changed = jaxbench(*args, "--param", "seed=1", cwd=project)
+    assert changed.returncode == 2
+    assert changed.stderr.strip().splitlines() == [
+        f"jaxbench: error: walk output /0: {changed_leaf}"
     ]
 
 

@@ -17,7 +17,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -265,6 +265,65 @@ def test_a_float64_reference_runs_the_function_with_x64_on_the_cpu() -> None:
     assert measurement.accuracy is not None
     assert 0 < measurement.accuracy.max_abs_error < 1e-5
     assert jnp.zeros(1).dtype == jnp.float32  # x64 is off again
+
+
+class Trajectory(NamedTuple):
+    position: Any
+    steps: Any  # int32
+
+
+def nuts_like(state: Trajectory, momentum: Any) -> Any:
+    """A NUTS-like extension: a lax.cond keeps the state or takes the trajectory, whose
+    step count grows by a count made afresh (int64 under x64, the kept one int32)."""
+    new = state.position + 0.1 * momentum
+    steps = jnp.sum(jnp.abs(new) < 10.0)
+    return jax.lax.cond(
+        jnp.sum(new**2) < jnp.sum(state.position**2) + 1.0,
+        lambda: Trajectory(new, state.steps + steps),
+        lambda: state,
+    )
+
+
+def nuts_inputs(rng: np.random.Generator) -> tuple[Any, ...]:
+    position = rng.normal(size=(6,)).astype(np.float32)
+    return Trajectory(position, np.int32(3)), rng.normal(size=(6,)).astype(np.float32)
+
+
+def test_a_float64_reference_of_a_step_with_integer_state_in_a_cond() -> None:
+    workload = Workload(
+        name="nuts", fn=nuts_like, inputs=nuts_inputs, reference=FLOAT64, atol=1e-6, rtol=1e-6
+    )
+    expected = protocol.expected_output(workload, workload.host_args())
+    assert expected.steps.dtype == np.int64  # run as written for x64: int32 inputs widened
+    assert int(expected.steps) == 3 + 6
+    assert expected.position.dtype == np.float64
+    measurement = protocol.measure(workload, repeats=2)
+    assert measurement.accuracy is not None  # int32 output, int64 reference: equal values
+    assert measurement.accuracy.leaves == 2
+
+
+def test_a_float64_reference_that_cannot_run_is_one_line_with_the_fix() -> None:
+    def fixed_width(state: Trajectory, momentum: Any) -> Any:
+        new = state.position + 0.1 * momentum
+        return jax.lax.cond(  # an explicit int32 meets x64's int64 whatever the inputs
+            jnp.sum(new) > 0,
+            lambda: Trajectory(new, state.steps + jnp.sum(new > 0)),
+            lambda: Trajectory(new, jnp.zeros((), jnp.int32)),
+        )
+
+    workload = Workload(name="fixed", fn=fixed_width, inputs=nuts_inputs, reference=FLOAT64)
+    with pytest.raises(WorkloadError) as caught:
+        protocol.measure(workload, repeats=1)
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith(
+        "fixed: the FLOAT64 reference (fn with x64 enabled, on the CPU) raised TypeError: "
+    )
+    assert "int64[] but the corresponding output of false_fun has type int32[]" in message
+    assert message.endswith(
+        "fn does not run in float64 as it is: give a NumPy reference function, or a Golden "
+        "file recorded once with jaxbench report --workload MODULE:FACTORY --record-golden"
+    )
 
 
 def test_a_golden_file_passes_then_fails_naming_the_leaf(tmp_path: Path) -> None:

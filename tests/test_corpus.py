@@ -69,6 +69,9 @@ def test_each_idiom_passes_both_paths(rows: dict[str, dict[str, Any]], idiom: st
     asv = row["asv"]
     assert 0 <= asv["track_tolerance_used"] <= 1
     assert asv["time_warm"] > 0
+    # a warm call compiles nothing, except a library API declared to compile at every call
+    compiles = 1.0 if idioms.make(idiom).compiles_every_call else 0.0
+    assert row["compiles_per_call"] == asv["track_compiles_per_call"] == compiles
     if idiom in idioms.NO_WORK:  # the warning says why, in the report and asv's skip
         assert not row["work"]
         assert any(idioms.NO_WORK[idiom] in line for line in row["warnings"])
@@ -84,6 +87,8 @@ def test_the_kinds_of_reference(rows: dict[str, dict[str, Any]]) -> None:
     assert rows["optax_step"]["reference"] == "float64"
     assert rows["bfloat16"]["reference"] == "float64"
     assert rows["eqx_module"]["reference"] == "numpy"
+    # integer state in a lax.cond: x64's int64 meets int32; the reference still runs
+    assert rows["hmc_integer_state"]["reference"] == "float64"
 
 
 @pytest.mark.slow
@@ -120,6 +125,8 @@ def test_the_whole_corpus_under_a_real_asv_run(tmp_path: Path) -> None:
         (flops,) = results[f"{suite}Figures.track_work_flops"][0]
         skipped = flops is None or math.isnan(flops)  # asv records a skip as NaN
         assert skipped == (idiom in idioms.NO_WORK), idiom
+        (compiles,) = results[f"{suite}Figures.track_compiles_per_call"][0]
+        assert compiles == (1.0 if idioms.make(idiom).compiles_every_call else 0.0), idiom
     failing = f"idioms.{idioms.suite_name('same_array_twice_donated')}.time_warm"
     assert results[failing][0] in (None, [None])  # failed: no time recorded
     assert idioms.FAILS["same_array_twice_donated"][1] in output

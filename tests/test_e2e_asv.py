@@ -59,6 +59,7 @@ ALL_BENCHMARKS = [
     f"{PREDICT}.time_warm",
     f"{PREDICT}.peakmem_call",
     *(f"{FIGURES}.{name}" for name in FIRST_CALL + ACCURACY + WORK + MEMORY),
+    f"{FIGURES}.track_compiles_per_call",
 ]
 UNITS = {
     "time_warm": "seconds",
@@ -70,6 +71,7 @@ UNITS = {
     "track_work_transcendentals": "ops",
     "track_work_hlo_ops": "ops",
     "track_work_hlo_fusions": "fusions",
+    "track_compiles_per_call": "compiles/call",
     **{name: "seconds" for name in FIRST_CALL},
     **{name: "bytes" for name in WORK + MEMORY if "bytes" in name},
 }
@@ -145,6 +147,7 @@ def test_c1_has_every_benchmark_with_units_and_samples(run: E2eRun) -> None:
             continue
         assert math.isfinite(value), (name, value)
     assert run.value(0, f"{FIGURES}.track_answer_unchecked") == 0.0  # checked against NumPy
+    assert run.value(0, f"{FIGURES}.track_compiles_per_call") == 0.0  # warm: no compile
     assert run.value(0, f"{PREDICT}.time_warm") > 0  # type: ignore[operator]
     assert run.value(0, f"{PREDICT}.peakmem_call") > 1e6  # type: ignore[operator]
     # the workload's own rise is far below the whole process's peak

@@ -8,13 +8,15 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 from typing import Any
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxbench.errors import ReferenceMismatch
+from jaxbench.errors import ReferenceMismatch, WorkloadError
 from jaxbench.measure import protocol, reference, workloads
 
 PREDICT = workloads.get("predict")
@@ -104,7 +106,7 @@ X64_SCRIPT = textwrap.dedent(
     import jax.numpy as jnp
     from jaxbench.measure import protocol
     from jaxbench.measure import workloads
-    from jaxbench.errors import ReferenceMismatch
+    from jaxbench.errors import ReferenceMismatch, WorkloadError
 
     predict = workloads.get("predict")
     out = {"x64": bool(jnp.zeros(1, dtype=jnp.float64).dtype == jnp.float64)}
@@ -132,3 +134,79 @@ def test_float64_by_mistake_is_refused_under_x64() -> None:
     assert out["x64"] is True
     assert out["predict"] <= 1  # float32 inputs stay float32 under x64
     assert out["widened"].startswith("predict output /: dtype float64 differs from the reference's")
+
+
+# --- PRNG keys and other extended dtypes ------------------------------------------------
+
+
+def _keys(check_kw: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"atol": 1e-6, "rtol": 1e-6, **(check_kw or {})}
+
+
+def test_a_typed_key_reaches_the_host_as_its_key_data_and_impl() -> None:
+    keys = jax.random.split(jax.random.key(7), 3)
+    host = reference.host_leaf(keys, "step output /0")
+    assert isinstance(host, reference.HostKey)
+    assert host.impl == "threefry2x32"
+    assert host.shape == (3,) == np.shape(host)
+    np.testing.assert_array_equal(host.data, np.asarray(jax.random.key_data(keys)))
+    np.testing.assert_array_equal(jax.random.key_data(host.wrap()), jax.random.key_data(keys))
+
+
+def test_a_key_leaf_equals_the_references_when_its_key_data_is_equal() -> None:
+    key = jax.random.key(0)
+    state = np.ones(2, np.float32)
+    got = protocol.host_result((key, state), "step")
+    assert reference.check("step", got, protocol.host_result((jax.random.key(0), state)), **_keys())
+    # a reference may give the key's data: a raw PRNGKey, a uint32 array
+    assert reference.check("step", got, (np.asarray(jax.random.key_data(key)), state), **_keys())
+    other = protocol.host_result((jax.random.key(1), state))
+    with pytest.raises(ReferenceMismatch) as caught:
+        reference.check("step", got, other, **_keys())
+    assert str(caught.value) == (
+        "step output /0: 1 of 2 key data word(s) differ from the reference "
+        "(PRNG keys are compared exactly, through jax.random.key_data)"
+    )
+
+
+def test_keys_of_another_impl_or_shape_or_kind_are_refused() -> None:
+    data = np.asarray(jax.random.key_data(jax.random.key(0, impl="rbg")))
+    rbg, unsafe = reference.HostKey(data, "rbg"), reference.HostKey(data, "unsafe_rbg")
+    with pytest.raises(ReferenceMismatch, match=r"implementation rbg differs from .* unsafe_rbg"):
+        reference.check("s", {"k": rbg}, {"k": unsafe}, **_keys())
+    fry = reference.host_leaf(jax.random.key(0), "s")
+    with pytest.raises(ReferenceMismatch, match=r"key<threefry2x32>\[\]\) where the reference "
+                       r"has a PRNG key \(key<rbg>\[\]\)"):  # fmt: skip
+        reference.check("s", {"k": fry}, {"k": rbg}, **_keys())
+    with pytest.raises(ReferenceMismatch, match=r"where the reference has float32\[2\]"):
+        reference.check("s", {"k": fry}, {"k": np.zeros(2, np.float32)}, **_keys())
+
+
+def test_a_golden_file_keeps_a_keys_data_and_impl_and_reloads_it(tmp_path: Path) -> None:
+    keys = jax.random.split(jax.random.key(7, impl="rbg"), 3)
+    output = protocol.host_result({"key": keys, "count": np.int32(4)}, "chain")
+    path = tmp_path / "chain.npz"
+    path.write_bytes(reference.golden_bytes(output))
+    with np.load(path, allow_pickle=False) as stored:  # plain arrays: no pickle needed
+        assert sorted(stored.files) == ["/count", "/key", "key_impl:/key"]
+    loaded = reference.load_golden(path, "chain")
+    key = loaded.leaves["/key"]
+    assert isinstance(key, reference.HostKey)
+    assert key.impl == "rbg"
+    np.testing.assert_array_equal(jax.random.key_data(key.wrap()), jax.random.key_data(keys))
+    assert reference.check("chain", output, loaded, **_keys()).leaves == 2
+
+
+def test_a_leaf_of_another_extended_dtype_is_one_line_naming_it() -> None:
+    from jax.experimental import primal_tangent_dtype
+
+    # no public jax API gives a concrete array of a non-key extended dtype on
+    # the CPU; a ShapeDtypeStruct carries a real one
+    leaf = jax.ShapeDtypeStruct((3,), primal_tangent_dtype(jnp.float32, jnp.float32))
+    with pytest.raises(WorkloadError) as caught:
+        protocol.host_result({"state": {"aux": leaf}}, "sampler")
+    assert str(caught.value) == (
+        "sampler output /state/aux: dtype PrimalTangentDType{f32/f32} is an extended dtype "
+        "with no host value to check or record; return its underlying data as an ordinary "
+        "array (as jax.random.key_data does for a key), or leave it out of the output"
+    )

@@ -22,6 +22,8 @@ OUR_KEYS = {
     "output_shapes", "diagnostic_handle_only_seconds",
     # format 2: any workload
     "params", "inputs", "call", "reference", "work", "warnings",
+    # format 4: compiles per warm call
+    "compiles_per_call",
 }  # fmt: skip
 
 
@@ -40,7 +42,9 @@ class FakeClock:
 def test_default_report_has_the_lessons_contract() -> None:
     data = report.to_dict(protocol.measure(workloads.get("predict")))
     assert set(data) == LESSON_KEYS | OUR_KEYS
-    assert data["format"] == report.REPORT_FORMAT == 3
+    assert data["format"] == report.REPORT_FORMAT == 4
+    assert data["compiles_per_call"] == 0.0  # warm: counted while the samples ran
+    assert data["call"]["compiles_every_call"] is False
     assert data["workload"] == "predict"
     assert data["input_shape"] == [64, 32]
     assert data["weight_shape"] == [32, 16]

@@ -25,6 +25,10 @@ method name                         kind       meaning
                                                checked against the reference
 ``track_work_*``                    WORK       XLA cost/memory analysis and HLO
                                                op counts: exact, deterministic
+``track_compiles_per_call``         WORK       backend compiles per warm call: 0
+                                               for a warm workload, the kernels a
+                                               ``compiles_every_call`` API builds
+                                               at each call; exact
 ``peakmem_*`` / ``mem_*``           MEMORY     process peak memory (bytes)
 ``track_workload_peak_rss_bytes``   MEMORY     rise of peak RSS above the RSS after
                                                jax started, before the workload
@@ -43,6 +47,7 @@ from enum import Enum
 
 __all__ = [
     "ACCURACY_TRACKS",
+    "COMPILES_TRACK",
     "COMPILE_STAGES",
     "COMPILE_TRACKS",
     "REPEAT",
@@ -103,6 +108,10 @@ WORK_FIGURES = (
     "hlo_ops",
     "hlo_fusions",
 )
+#: Backend compiles per warm call (jax.monitoring): a count of what the program
+#: does, exact as XLA's work figures are; a commit that adds a compile per
+#: call is a step.
+COMPILES_TRACK = "track_compiles_per_call"
 #: asv method -> the figure of what the workload itself adds to memory.
 WORKLOAD_MEMORY_TRACKS = {
     "track_workload_peak_rss_bytes": "peak_rss_rise_bytes",
@@ -136,7 +145,7 @@ def kind_of(benchmark: str) -> Kind:
         return Kind.COMPILE
     if method in ACCURACY_TRACKS or method == UNCHECKED_TRACK:
         return Kind.ACCURACY
-    if method.startswith(WORK_PREFIX):
+    if method.startswith(WORK_PREFIX) or method == COMPILES_TRACK:
         return Kind.WORK
     if method.startswith(("peakmem_", "mem_")) or method in WORKLOAD_MEMORY_TRACKS:
         return Kind.MEMORY

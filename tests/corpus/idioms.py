@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import equinox as eqx
 import flax.linen as linen
@@ -29,6 +29,7 @@ from flax import nnx
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from jaxbench.measure import FLOAT64, Args, Workload, jax_suite
+from jaxbench.measure.asvsuite import NUMBER as CALLS_PER_SAMPLE
 
 #: Small sizes by default; bench/device_check.sh passes larger ones (JAXBENCH_CORPUS_SCALE).
 SCALE = 1
@@ -311,6 +312,249 @@ def typed_keys() -> Workload:
     return Workload(name="typed_keys", fn=noisy, inputs=inputs, reference=reference, atol=1e-5)
 
 
+# --- samplers: a PRNG key in and out, as blackjax and numpyro users write them -----------
+
+
+class SamplerState(NamedTuple):
+    """A Langevin (MALA) sampler's state, as blackjax keeps it."""
+
+    position: Any
+    logdensity: Any
+    logdensity_grad: Any
+    accepted: Any  # int32: accepted proposals so far
+
+
+STEP_SIZE = 0.3
+CHAIN_LENGTH = 8
+
+
+def _logdensity(x: Any) -> Any:
+    return -0.5 * jnp.sum(x**2)  # a standard normal target
+
+
+def _sampler_init(position: Any) -> SamplerState:
+    logdensity, grad = jax.value_and_grad(_logdensity)(position)
+    return SamplerState(position, logdensity, grad, jnp.zeros((), jnp.int32))
+
+
+def _mala_kernel(key: Any, state: SamplerState) -> Any:
+    """One Metropolis-adjusted Langevin step (blackjax's ``mala`` kernel)."""
+    key_noise, key_accept = jax.random.split(key)
+    x, grad = state.position, state.logdensity_grad
+    noise = jax.random.normal(key_noise, x.shape)
+    proposal = x + STEP_SIZE * grad + jnp.sqrt(2 * STEP_SIZE) * noise
+    logdensity, new_grad = jax.value_and_grad(_logdensity)(proposal)
+    forward = -jnp.sum((proposal - x - STEP_SIZE * grad) ** 2) / (4 * STEP_SIZE)
+    backward = -jnp.sum((x - proposal - STEP_SIZE * new_grad) ** 2) / (4 * STEP_SIZE)
+    log_ratio = logdensity - state.logdensity + backward - forward
+    accept = jnp.log(jax.random.uniform(key_accept)) < log_ratio
+    moved = SamplerState(proposal, logdensity, new_grad, state.accepted + 1)
+    return jax.tree.map(lambda new, old: jnp.where(accept, new, old), moved, state)
+
+
+def sampler_step_fn(key: Any, state: SamplerState) -> tuple[Any, SamplerState]:
+    """The user's loop body: split the key, step, hand the next key on."""
+    key, subkey = jax.random.split(key)
+    return key, _mala_kernel(subkey, state)
+
+
+def _mala_numpy(key: Any, state: SamplerState) -> SamplerState:
+    """The same step in NumPy (float64), on jax's own random bits."""
+    key_noise, key_accept = jax.random.split(key)
+    x = np.asarray(state.position, np.float64)
+    grad = np.asarray(state.logdensity_grad, np.float64)
+    noise = np.asarray(jax.random.normal(key_noise, x.shape), np.float64)
+    proposal = x + STEP_SIZE * grad + np.sqrt(2 * STEP_SIZE) * noise
+    logdensity, new_grad = -0.5 * np.sum(proposal**2), -proposal
+    forward = -np.sum((proposal - x - STEP_SIZE * grad) ** 2) / (4 * STEP_SIZE)
+    backward = -np.sum((x - proposal - STEP_SIZE * new_grad) ** 2) / (4 * STEP_SIZE)
+    log_ratio = logdensity - float(state.logdensity) + backward - forward
+    if np.log(float(jax.random.uniform(key_accept))) < log_ratio:
+        return SamplerState(proposal, logdensity, new_grad, int(state.accepted) + 1)
+    return SamplerState(x, float(state.logdensity), grad, int(state.accepted))
+
+
+def _as_state32(state: SamplerState) -> SamplerState:
+    return SamplerState(
+        np.asarray(state.position, np.float32),
+        np.asarray(state.logdensity, np.float32),
+        np.asarray(state.logdensity_grad, np.float32),
+        np.asarray(state.accepted, np.int32),
+    )
+
+
+def _sampler_step_numpy(key: Any, state: SamplerState) -> tuple[Any, SamplerState]:
+    key, subkey = jax.random.split(key)
+    return key, _as_state32(_mala_numpy(subkey, state))
+
+
+def _chain_numpy(key: Any, state: SamplerState, length: int) -> tuple[Any, SamplerState, Any]:
+    positions = []
+    for _ in range(length):
+        key, subkey = jax.random.split(key)
+        state = _mala_numpy(subkey, state)
+        positions.append(state.position)
+    return key, _as_state32(state), np.asarray(positions, np.float32)
+
+
+def _sampler_state(rng: np.random.Generator) -> SamplerState:
+    position = rng.normal(size=(8 * _scale(),)).astype(np.float32)
+    return SamplerState(position, np.float32(-0.5 * np.sum(position**2)), -position, np.int32(0))
+
+
+def sampler_step() -> Workload:
+    """``(key, state) -> (key, state)`` with a typed key, the state threaded by ``carry``."""
+
+    def inputs(rng: np.random.Generator) -> tuple[Any, ...]:
+        return jax.random.key(int(rng.integers(2**31))), _sampler_state(rng)
+
+    return Workload(
+        name="sampler_step",
+        fn=sampler_step_fn,
+        inputs=inputs,
+        reference=_sampler_step_numpy,
+        carry=lambda args, out: out,
+        atol=1e-5,
+        rtol=1e-5,
+    )
+
+
+def scan_chain() -> Workload:
+    """A ``lax.scan`` chain carrying the key, the positions stacked (a raw ``PRNGKey``)."""
+
+    def chain(key: Any, state: SamplerState) -> tuple[Any, SamplerState, Any]:
+        def body(carry: Any, _: Any) -> tuple[Any, Any]:
+            key, state = sampler_step_fn(*carry)
+            return (key, state), state.position
+
+        (key, state), positions = jax.lax.scan(body, (key, state), None, length=CHAIN_LENGTH)
+        return key, state, positions
+
+    def inputs(rng: np.random.Generator) -> tuple[Any, ...]:
+        return jax.random.PRNGKey(int(rng.integers(2**31))), _sampler_state(rng)
+
+    return Workload(
+        name="scan_chain",
+        fn=chain,
+        inputs=inputs,
+        reference=lambda key, state: _chain_numpy(key, state, CHAIN_LENGTH),
+        carry=lambda args, out: out[:2],
+        atol=1e-4,
+        rtol=1e-4,
+    )
+
+
+def both_key_kinds() -> Workload:
+    """A function of a typed key and a raw ``PRNGKey``, returning the next of each."""
+
+    def jitter(typed: Any, raw: Any, x: Any) -> tuple[Any, Any, Any]:
+        typed, typed_sub = jax.random.split(typed)
+        raw, raw_sub = jax.random.split(raw)
+        noise = jax.random.normal(typed_sub, x.shape) + jax.random.uniform(raw_sub, x.shape)
+        return typed, raw, x + 0.1 * noise
+
+    def reference(typed: Any, raw: Any, x: np.ndarray) -> tuple[Any, Any, np.ndarray]:
+        typed, typed_sub = jax.random.split(typed)
+        raw, raw_sub = jax.random.split(raw)
+        noise = np.asarray(jax.random.normal(typed_sub, x.shape)) + np.asarray(
+            jax.random.uniform(raw_sub, x.shape)
+        )
+        return typed, raw, (x + 0.1 * noise).astype(np.float32)
+
+    def inputs(rng: np.random.Generator) -> tuple[Any, ...]:
+        seed = int(rng.integers(2**31))
+        x = rng.normal(size=(64 * _scale(), 16)).astype(np.float32)
+        return jax.random.key(seed), jax.random.PRNGKey(seed + 1), x
+
+    return Workload(name="both_key_kinds", fn=jitter, inputs=inputs, reference=reference, atol=1e-5)
+
+
+def sampler_run() -> Workload:
+    """A sampler's ``run``, as numpyro's ``MCMC.run`` is: it jits a fresh kernel at every call.
+
+    Declared ``compiles_every_call`` and called as users call it (``jit=False``):
+    each timed call is the whole run, its compile included.
+    """
+
+    def run(key: Any, position: Any) -> Any:
+        state = _sampler_init(position)
+
+        @jax.jit
+        def one_chain(key: Any, state: SamplerState) -> Any:
+            return jax.lax.fori_loop(
+                0, CHAIN_LENGTH, lambda _, carry: sampler_step_fn(*carry), (key, state)
+            )
+
+        return one_chain(key, state)
+
+    def reference(key: Any, position: np.ndarray) -> tuple[Any, SamplerState]:
+        state = SamplerState(position, -0.5 * np.sum(position**2), -position, 0)
+        key, state, _ = _chain_numpy(key, state, CHAIN_LENGTH)
+        return key, state
+
+    def inputs(rng: np.random.Generator) -> tuple[Any, ...]:
+        return jax.random.key(int(rng.integers(2**31))), _sampler_state(rng).position
+
+    return Workload(
+        name="sampler_run",
+        fn=run,
+        inputs=inputs,
+        reference=reference,
+        jit=False,
+        compiles_every_call=True,
+        atol=1e-4,
+        rtol=1e-4,
+    )
+
+
+# --- FLOAT64 on integer state -------------------------------------------------------------
+
+
+class HMCState(NamedTuple):
+    position: Any
+    logdensity: Any
+    steps: Any  # int32: integration steps of the accepted trajectories
+
+
+def hmc_integer_state() -> Workload:
+    """An HMC transition, NUTS-like: a ``lax.cond`` keeps the state or takes the trajectory,
+    whose step count (an int32 leaf) grows by a count made afresh (``jnp.sum``).
+
+    Checked against ``FLOAT64``: with x64 the fresh count is int64, the kept
+    one int32, so the reference runs the step with its int32 inputs widened too.
+    """
+
+    def transition(state: HMCState, momentum: Any, log_u: Any) -> Any:
+        def leapfrog(carry: Any, _: Any) -> tuple[Any, Any]:
+            q, p = carry
+            p = p + 0.5 * STEP_SIZE * jax.grad(_logdensity)(q)
+            q = q + STEP_SIZE * p
+            p = p + 0.5 * STEP_SIZE * jax.grad(_logdensity)(q)
+            return (q, p), _logdensity(q) - 0.5 * jnp.sum(p**2)
+
+        start = state.logdensity - 0.5 * jnp.sum(momentum**2)
+        (q, _), energies = jax.lax.scan(leapfrog, (state.position, momentum), None, length=8)
+        steps = jnp.sum(jnp.abs(energies - start) < 1000.0)  # the non-divergent steps
+        accepted = HMCState(q, _logdensity(q), state.steps + steps)
+        return jax.lax.cond(log_u < energies[-1] - start, lambda: accepted, lambda: state)
+
+    def inputs(rng: np.random.Generator) -> tuple[Any, ...]:
+        position = rng.normal(size=(8 * _scale(),)).astype(np.float32)
+        state = HMCState(position, np.float32(-0.5 * np.sum(position**2)), np.int32(0))
+        momentum = rng.normal(size=position.shape).astype(np.float32)
+        return state, momentum, np.float32(np.log(rng.uniform()))
+
+    return Workload(
+        name="hmc_integer_state",
+        fn=transition,
+        inputs=inputs,
+        reference=FLOAT64,
+        carry=lambda args, out: (out, *args.args[1:]),
+        atol=1e-4,
+        rtol=1e-4,
+    )
+
+
 @dataclass(frozen=True)
 class Config:
     activation: str = "tanh"
@@ -470,6 +714,11 @@ IDIOMS: dict[str, Callable[[], Workload]] = {
     "vmapped_model": vmapped_model,
     "sharded": sharded,
     "library_api": library_api,
+    "sampler_step": sampler_step,
+    "scan_chain": scan_chain,
+    "both_key_kinds": both_key_kinds,
+    "sampler_run": sampler_run,
+    "hmc_integer_state": hmc_integer_state,
 }
 
 #: Idioms that must fail, and a piece of the one-line message they fail with.
@@ -481,7 +730,14 @@ FAILS: dict[str, tuple[Callable[[], Workload], str]] = {
 }
 
 #: Idioms whose XLA work figures cannot be had, and why (the warning says it).
-NO_WORK: dict[str, str] = {"library_api": "has no .trace or .lower"}
+NO_WORK: dict[str, str] = {
+    "library_api": "has no .trace or .lower",
+    "sampler_run": "has no .trace or .lower",
+}
+
+#: Calls per timed sample where not ``jax_suite``'s default: a run that
+#: compiles at every call takes long, so each sample is one call.
+NUMBER: dict[str, int] = {"sampler_run": 1}
 
 
 def make(idiom: str) -> Workload:
@@ -496,5 +752,5 @@ def suite_name(idiom: str) -> str:
 
 for _idiom, _factory in {**IDIOMS, **{k: v[0] for k, v in FAILS.items()}}.items():
     globals()[suite_name(_idiom)], globals()[f"{suite_name(_idiom)}Figures"] = jax_suite(
-        suite_name(_idiom), _factory
+        suite_name(_idiom), _factory, number=NUMBER.get(_idiom, CALLS_PER_SAMPLE)
     )

@@ -30,11 +30,15 @@ which the next call then measures (``bench/bench_fidelity.py``,
 the same way. A wrong answer, a non-finite output or a wrong shape raises in
 that first call: asv records a failure, never a time. ``teardown`` (run
 between samples) fails the benchmark if jax compiled anything since the
-warm-up: a recompilation during warm samples.
+warm-up: a recompilation during warm samples, unless the workload is declared
+``compiles_every_call`` (a library API that builds its kernel at each call:
+each sample is then the whole call, compile included). ``jax_suite(...,
+number=1)`` makes each sample one call, for a workload whose calls take long.
 
 ``PredictFigures`` gets ``track_*`` benchmarks:
-first call and its AOT stages, ``max_abs_error`` and ``tolerance_used``, and
-XLA's cost and memory analysis and HLO op counts (``track_work_*``), and what
+first call and its AOT stages, ``max_abs_error`` and ``tolerance_used``,
+XLA's cost and memory analysis and HLO op counts (``track_work_*``), the
+backend compiles per warm call (``track_compiles_per_call``), and what
 the workload itself adds to memory (``track_workload_peak_rss_bytes``,
 ``track_workload_device_peak_bytes``, each measured in its own process). They are
 computed once per asv run in ``setup_cache``, each from a fresh
@@ -77,6 +81,7 @@ from jaxbench.errors import JaxbenchError
 from jaxbench.kinds import (
     ACCURACY_TRACKS,
     COMPILE_STAGES,
+    COMPILES_TRACK,
     REPEAT,
     UNCHECKED_TRACK,
     WORK_FIGURES,
@@ -161,6 +166,9 @@ class Figures:
     #: them in a fresh process (:func:`_all_figures`); empty: each memory
     #: track measures in its own process.
     memory: dict[str, MemoryFigure] = field(default_factory=dict)
+    #: Backend compiles per warm call, or None with ``compiles_failure``: why not.
+    compiles_per_call: float | None = None
+    compiles_failure: str = ""
 
 
 # --- workload resolution (imports jax only when called) -----------------------
@@ -220,16 +228,18 @@ def _prepare_uncached(suite: str, params: tuple[Any, ...]) -> Any:
 
 
 def _check_no_recompile(prepared: Any, suite: str) -> None:
-    from jaxbench.measure.timing import compile_count
+    """Fail when jax compiled during the warm samples, unless the workload is
+    declared ``compiles_every_call`` (then its compiles are its work, counted
+    by ``track_compiles_per_call``)."""
+    from jaxbench.measure.timing import RECOMPILE_FIX, compile_count
 
     compiled = compile_count() - prepared.compiles_at_ready
-    if compiled:
+    if compiled and not prepared.workload.compiles_every_call:
         from jaxbench.errors import WorkloadError
 
         prepared.compiles_at_ready = compile_count()
         raise WorkloadError(
-            f"{suite}: jax compiled {compiled} time(s) during warm samples; "
-            "keep shapes, dtypes and static arguments fixed between calls"
+            f"{suite}: jax compiled {compiled} time(s) during warm samples; {RECOMPILE_FIX}"
         )
 
 
@@ -292,6 +302,8 @@ def _figures_for(suite: str, params: tuple[Any, ...]) -> Figures:
         failure=measured.failure,
         unchecked=unchecked,
         no_work="" if measured.compiled is not None else _no_work_reason(measured.warnings),
+        compiles_per_call=measured.compiles_per_call,
+        compiles_failure=measured.compiles_failure,
     )
 
 
@@ -622,16 +634,23 @@ def jax_suite(
     workload: WorkloadFactory | str,
     *,
     params: Mapping[str, Sequence[Any]] | None = None,
+    number: int = NUMBER,
 ) -> tuple[type, type]:
     """Make the timed class and the figures class of one workload.
 
     ``workload`` is a lesson workload name (:func:`jaxbench.measure.workloads.get`)
     or a callable taking the parameters as keywords and returning a
-    :class:`~jaxbench.measure.Workload`. Assign both classes at module level
-    so asv discovers them.
+    :class:`~jaxbench.measure.Workload`. ``number``: calls per timed sample
+    (asv's ``number``; :data:`NUMBER` by default), 1 for a workload whose
+    calls take long, such as one that compiles at every call: asv takes
+    ``REPEAT`` samples in each of ``ROUNDS`` processes. Assign both classes at
+    module level so asv discovers them.
     """
     if not name.isidentifier():
         raise ValueError(f"suite name must be a Python identifier, got {name!r}")
+    if isinstance(number, bool) or not isinstance(number, int) or number < 1:
+        raise ValueError(f"number (calls per sample) must be a positive integer, got {number!r}")
+    calls_per_sample = number
     param_map = {k: list(v) for k, v in (params or {}).items()}
     module = sys._getframe(1).f_globals.get("__name__", __name__)
     suite = f"{module}:{name}"
@@ -645,7 +664,7 @@ def jax_suite(
         params = asv_params
         param_names = asv_names
         version = f"{VERSION}:{name}"
-        number = NUMBER
+        number = calls_per_sample
         repeat = REPEAT
         rounds = ROUNDS
         warmup_time = 0.05
@@ -728,6 +747,16 @@ def jax_suite(
                 raise _wrong_answer(self._figures.failure)
             return self._figures.accuracy[figure]
 
+        def _compiles(self) -> float:
+            # a count of what the program does, as the work figures: a wrong
+            # answer fails the times and the accuracy, not this
+            found = self._figures
+            if found.compiles_per_call is None:
+                from jaxbench.errors import WorkloadError
+
+                raise WorkloadError(found.compiles_failure or "the warm calls were not counted")
+            return found.compiles_per_call
+
         def _unchecked(self) -> float:
             # 1: declared Unchecked (no reference); 0: checked, right or wrong
             return 1.0 if self._figures.unchecked else 0.0
@@ -775,6 +804,7 @@ def _track_methods(cls: type) -> None:
     methods.update({m: first(stage) for m, stage in COMPILE_STAGES.items()})
     methods.update({m: accuracy(figure) for m, figure in ACCURACY_TRACKS.items()})
     methods[UNCHECKED_TRACK] = lambda self, _c, *p: self._unchecked()
+    methods[COMPILES_TRACK] = lambda self, _c, *p: self._compiles()
     methods.update({f"{WORK_PREFIX}{figure}": work(figure) for figure in WORK_FIGURES})
     methods.update({m: memory(figure) for m, figure in WORKLOAD_MEMORY_TRACKS.items()})
     for method_name, method in methods.items():
@@ -796,6 +826,7 @@ _UNITS = {
     "max_abs_error": "abs error",
     "tolerance_used": "fraction of tolerance",
     "unchecked": "unchecked",
+    "compiles_per_call": "compiles/call",
     "flops": "flops",
     "transcendentals": "ops",
     "bytes_accessed": "bytes",

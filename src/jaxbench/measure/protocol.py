@@ -30,7 +30,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxbench.errors import ReferenceMismatch, UsageError, WorkloadError
+from jaxbench.errors import JaxbenchError, ReferenceMismatch, UsageError, WorkloadError
 from jaxbench.measure import pytrees, reference
 from jaxbench.measure.timing import (
     Caller,
@@ -39,6 +39,8 @@ from jaxbench.measure.timing import (
     JitOptions,
     Placed,
     compile_count,
+    compile_events,
+    disable_persistent_cache,
     first_call,
     handle_only_seconds,
     place,
@@ -64,16 +66,23 @@ __all__ = [
 CAPTURED_WARN_BYTES = 1024
 #: Warm-up calls after the checked first call: the steady state, not the first calls.
 WARMUP_CALLS = 3
+#: ... for a workload declared ``compiles_every_call``: each of its calls
+#: compiles (seconds, not microseconds), and one call after the first has paid
+#: what the first left (the one-time helpers it compiled).
+WARMUP_CALLS_COMPILING = 1
+#: Warm calls whose compiles the figures process counts (``track_compiles_per_call``).
+COUNTED_CALLS = 2
 
 
-def host_result(output: Any) -> Any:
+def host_result(output: Any, label: str = "fn") -> Any:
     """The output pytree as host NumPy arrays (after the clock has stopped).
 
-    Leaves that are not arrays (a string, a function: static outputs) stay as they are.
+    Leaves that are not arrays (a string, a function: static outputs) stay as
+    they are; a typed PRNG key is a :class:`~jaxbench.measure.reference.HostKey`
+    (its key data and impl); a leaf of another extended dtype is a
+    :class:`WorkloadError` naming ``label`` and the leaf's path.
     """
-    return jax.tree_util.tree_map(
-        lambda leaf: np.asarray(leaf) if pytrees.is_array(leaf) else leaf, output
-    )
+    return reference.host_tree(output, f"{label} output")
 
 
 def versions() -> dict[str, str]:
@@ -98,27 +107,87 @@ def _enable_x64() -> Any:
     return jax.enable_x64(True)
 
 
-def _widen(leaf: Any) -> Any:
-    if isinstance(leaf, np.ndarray | np.generic) and jnp.issubdtype(leaf.dtype, jnp.floating):
-        return np.asarray(leaf, dtype=np.float64)
+def _widen(leaf: Any, *, ints: bool, cpu: Any) -> Any:
+    """One host input leaf for the float64 run: floating leaves as float64; with
+    ``ints``, int32 leaves (x32's default integer) as int64 (x64's); a typed key
+    on the CPU; anything else as it is."""
+    if isinstance(leaf, np.ndarray | np.generic):
+        if jnp.issubdtype(leaf.dtype, jnp.floating):
+            return np.asarray(leaf, dtype=np.float64)
+        if ints and leaf.dtype == np.int32:
+            return np.asarray(leaf, dtype=np.int64)
+    elif isinstance(leaf, jax.Array):  # a typed PRNG key (host_copy keeps keys as keys)
+        return jax.device_put(leaf, cpu)
     return leaf
 
 
-def _float64_output(workload: Workload, host: Args) -> Any:
-    """``fn`` on the host inputs widened to float64, with x64 enabled, on the CPU."""
+def _float64_call(workload: Workload, host: Args, *, ints: bool) -> Any:
+    """``fn`` on the host inputs widened (:func:`_widen`), with x64 enabled, on the CPU."""
+    cpu = jax.devices("cpu")[0]
     static = set(workload.static_argnums) | set(workload.static_argnames)
-    args = tuple(
-        a if i in static else jax.tree_util.tree_map(_widen, a) for i, a in enumerate(host.args)
-    )
-    kwargs = {
-        k: v if k in static else jax.tree_util.tree_map(_widen, v) for k, v in host.kwargs.items()
-    }
+
+    def widen(key: int | str, value: Any) -> Any:
+        if key in static:
+            return value
+        return jax.tree_util.tree_map(functools.partial(_widen, ints=ints, cpu=cpu), value)
+
+    args = tuple(widen(i, a) for i, a in enumerate(host.args))
+    kwargs = {k: widen(k, v) for k, v in host.kwargs.items()}
     options = JitOptions(
         workload.jit, workload.static_argnums, workload.static_argnames, label=workload.label
     )
-    with _enable_x64(), jax.default_device(jax.devices("cpu")[0]):
+    with _enable_x64(), jax.default_device(cpu):
         fn = options.wrap(workload.fn, Args(args, kwargs))
-        return host_result(fn(*args, **kwargs))
+        return host_result(fn(*args, **kwargs), workload.label)
+
+
+def _has_int32(host: Args) -> bool:
+    return any(
+        isinstance(leaf, np.ndarray | np.generic) and leaf.dtype == np.int32
+        for leaf in jax.tree_util.tree_leaves((host.args, dict(host.kwargs)))
+    )
+
+
+def _float64_output(workload: Workload, host: Args) -> Any:
+    """The same ``fn`` with x64 enabled, on the CPU, its floating inputs widened to float64.
+
+    x64 also widens jax's default integer (int32 to int64): a step whose int32
+    state meets a freshly made integer in a ``lax.cond``, ``while_loop`` or
+    ``scan`` (a sampler's step count) does not trace so ("cond branches must
+    have equal output types"). It is then run again with its int32 inputs
+    widened to int64 too, as a program written for x64 would have them; the
+    integer outputs are compared by value. Where neither runs: a one-line
+    :class:`WorkloadError` with the cause and the fix.
+    """
+    try:
+        return _float64_call(workload, host, ints=False)
+    except JaxbenchError:
+        raise
+    except Exception as exc:
+        failure: Exception = exc
+    if _has_int32(host):
+        try:
+            return _float64_call(workload, host, ints=True)
+        except JaxbenchError:
+            raise
+        except Exception:  # the first failure names the cause
+            pass
+    raise WorkloadError(
+        f"{workload.label}: the FLOAT64 reference (fn with x64 enabled, on the CPU) raised "
+        f"{type(failure).__name__}: {_dtype_cause(failure)}; fn does not run in float64 as it "
+        "is: give a NumPy reference function, or a Golden file recorded once with "
+        "jaxbench report --workload MODULE:FACTORY --record-golden"
+    ) from None
+
+
+def _dtype_cause(exc: BaseException) -> str:
+    """The error's first line, and its first later line about dtypes (jax's detail)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    if not lines:
+        return ""
+    detail = next((line for line in lines[1:] if "dtype" in line.lower()), "")
+    first = lines[0].rstrip(".")
+    return f"{first} ... {detail.rstrip('.')}" if detail else first
 
 
 def expected_output(workload: Workload, host: Args) -> Any:
@@ -137,12 +206,14 @@ def expected_output(workload: Workload, host: Args) -> Any:
         return _float64_output(workload, host)
     ref: Callable[..., Any] = workload.reference  # type: ignore[assignment]
     try:
-        return ref(*host.args, **host.kwargs)
+        answer = ref(*host.args, **host.kwargs)
     except Exception as exc:
         raise WorkloadError(
             f"{workload.label}: the reference raised {type(exc).__name__}: {exc}; "
             "it takes the same host arguments as fn"
         ) from None
+    # jax arrays and typed keys a reference may return (jax's own random bits)
+    return host_result(answer, f"{workload.label}: the reference's")
 
 
 def _compare(
@@ -153,7 +224,7 @@ def _compare(
     compare = reference.check if raising else reference.measure
     return compare(
         workload.label,
-        host_result(output),
+        host_result(output, workload.label),
         expected,
         atol=workload.atol,
         rtol=workload.rtol,
@@ -276,6 +347,35 @@ def _not_donated_by_fn(workload: Workload, call: Args) -> None:
             )
 
 
+def _next_calls(workload: Workload, fn: Callable[..., Any], call_args: Args, output: Any) -> Caller:
+    """The calls after the first: its arguments again, or ``carry``'s from its output."""
+    if workload.carry is None:
+        _not_donated_by_fn(workload, call_args)
+        return Caller(fn, call_args)
+    next_args = as_args(workload.carry(call_args, output), f"{workload.label}: carry")
+    return Caller(fn, next_args, workload.carry)
+
+
+def warmup_calls(workload: Workload) -> int:
+    """Warm-up calls before the steady state (:data:`WARMUP_CALLS`, or
+    :data:`WARMUP_CALLS_COMPILING` for a workload declared ``compiles_every_call``)."""
+    return WARMUP_CALLS_COMPILING if workload.compiles_every_call else WARMUP_CALLS
+
+
+def warm_compiles(workload: Workload, call: Caller, *, calls: int = COUNTED_CALLS) -> float:
+    """Backend compiles per warm call: counted over ``calls`` calls after the warm-up.
+
+    0 for a workload that is warm (a compile during its warm samples fails
+    it), the kernels it builds per call for one declared ``compiles_every_call``.
+    """
+    for _ in range(warmup_calls(workload)):
+        jax.block_until_ready(call())
+    with compile_events() as compiles:
+        for _ in range(calls):
+            jax.block_until_ready(call())
+    return compiles.count / calls
+
+
 # --- preparation (shared by the report and the asv helper) --------------------------
 
 
@@ -303,7 +403,7 @@ def prepare(
     workload: Workload,
     *,
     fresh: bool = False,
-    warmup: int = WARMUP_CALLS,
+    warmup: int | None = None,
     clock: Clock = time.perf_counter,
 ) -> Prepared:
     """Place, call once (``fresh``: a timed first call of a fresh specialization),
@@ -312,6 +412,8 @@ def prepare(
     Raises :class:`ReferenceMismatch` on a wrong answer and
     :class:`WorkloadError` when the workload cannot be run here.
     """
+    if workload.compiles_every_call:  # each call's compile is timed, never a cache load
+        disable_persistent_cache()
     placed = place(workload)
     expected = expected_output(workload, placed.host)
     call_args = placed.call_args
@@ -337,16 +439,11 @@ def prepare(
                 "fix fn, its inputs or their placement"
             ) from exc
     accuracy = _compare(workload, output, expected, raising=True)
-    next_args = call_args
-    if workload.carry is None:
-        _not_donated_by_fn(workload, call_args)
-    else:
-        next_args = as_args(workload.carry(call_args, output), f"{workload.label}: carry")
-    call = Caller(fn, next_args, workload.carry)
+    call = _next_calls(workload, fn, call_args, output)
     block: Callable[[Any], Any] = jax.block_until_ready
     if isinstance(output, jax.Array):  # one array is the whole output
         block = operator.methodcaller("block_until_ready")
-    for _ in range(warmup):
+    for _ in range(warmup_calls(workload) if warmup is None else warmup):
         block(call())
     return Prepared(
         workload=workload,
@@ -382,6 +479,8 @@ class Measurement:
     output_shapes: dict[str, list[int]]
     work: Any
     warnings: tuple[str, ...]
+    #: Backend compiles per warm call (0 unless declared ``compiles_every_call``).
+    compiles_per_call: float = 0.0
 
 
 def leaf_summary(tree: Any) -> dict[str, dict[str, Any]]:
@@ -420,14 +519,23 @@ def measure(
         raise ValueError(f"at least one repeat is required, got repeats={repeats}")
     prepared = prepare(workload, fresh=True, clock=clock)
     assert prepared.first is not None
-    result, samples = synchronized_samples(prepared.call, repeats=repeats, clock=clock)
+    with compile_events() as compiles:
+        result, samples = synchronized_samples(
+            prepared.call,
+            repeats=repeats,
+            clock=clock,
+            compiles_allowed=workload.compiles_every_call,
+        )
     if workload.carry is None:  # the same inputs again: the same answer
         accuracy = _compare(workload, result, prepared.expected, raising=True)
     else:  # the state moved on: the checked answer is the first call's
         accuracy = prepared.accuracy
         _finite(workload, result)
     # before the next call: with carry it donates this output's buffers
-    shapes = {path: list(np.shape(leaf)) for path, leaf in reference.leaves(host_result(result))}
+    shapes = {
+        path: list(np.shape(leaf))
+        for path, leaf in reference.leaves(host_result(result, workload.label))
+    }
     handle = handle_only_seconds(prepared.call, clock=clock)
     return Measurement(
         workload=workload,
@@ -442,12 +550,22 @@ def measure(
         inputs=input_summary(prepared.placed.host),
         output_shapes=shapes,
         work=_work(prepared.compiled),
-        warnings=tuple(prepared.warnings),
+        warnings=(*prepared.warnings, *_declared_but_warm(workload, compiles.count, repeats)),
+        compiles_per_call=compiles.count / repeats,
     )
 
 
+def _declared_but_warm(workload: Workload, compiles: int, calls: int) -> list[str]:
+    if not workload.compiles_every_call or compiles:
+        return []
+    return [
+        f"{workload.label}: declared compiles_every_call, but jax compiled nothing during "
+        f"{calls} warm call(s); drop the declaration, so that a recompile fails the benchmark"
+    ]
+
+
 def _finite(workload: Workload, output: Any) -> None:
-    for path, leaf in reference.leaves(host_result(output)):
+    for path, leaf in reference.leaves(host_result(output, workload.label)):
         if not pytrees.is_array(leaf):
             continue
         leaf = np.asarray(leaf)
@@ -463,7 +581,7 @@ def first_output(workload: Workload) -> Any:
     placed = place(workload)
     call_args = placed.call_args
     fn = JitOptions.of(workload).wrap(workload.fn, call_args)
-    return host_result(fn(*call_args.args, **call_args.kwargs))
+    return host_result(fn(*call_args.args, **call_args.kwargs), workload.label)
 
 
 # --- the figures (asv's track_* benchmarks) -----------------------------------------
@@ -480,6 +598,10 @@ class Figures:
     compiled: Any
     platform: str
     warnings: tuple[str, ...]
+    #: Backend compiles per warm call (:func:`warm_compiles`), or None with
+    #: ``compiles_failure`` saying why the warm calls could not be counted.
+    compiles_per_call: float | None = None
+    compiles_failure: str = ""
 
 
 def figures(workload: Workload) -> Figures:
@@ -489,7 +611,7 @@ def figures(workload: Workload) -> Figures:
     warnings = captured_constants(workload, call_args)
     given, note = lower_as_given(workload, call_args)  # before the call: it may donate
     warnings.extend(note)
-    stages, _fn, compiled, output = first_call(
+    stages, fn, compiled, output = first_call(
         workload.fn, call_args, options=JitOptions.of(workload)
     )
     compiled = compiled if compiled is not None else given
@@ -505,6 +627,7 @@ def figures(workload: Workload) -> Figures:
             _compare(workload, output, expected, raising=True)
         except ReferenceMismatch as exc:
             failure = f"{exc}; times of a wrong answer do not count"
+    compiles, compiles_failure = _counted_compiles(workload, fn, call_args, output)
     for line in warnings:
         print(f"jaxbench: warning: {line}", file=sys.stderr)
     return Figures(
@@ -514,7 +637,24 @@ def figures(workload: Workload) -> Figures:
         compiled=compiled,
         platform=placed.platform,
         warnings=tuple(warnings),
+        compiles_per_call=compiles,
+        compiles_failure=compiles_failure,
     )
+
+
+def _counted_compiles(
+    workload: Workload, fn: Callable[..., Any], call_args: Args, output: Any
+) -> tuple[float | None, str]:
+    """:func:`warm_compiles` after the first call, or why the warm calls failed (one line)."""
+    try:
+        return warm_compiles(workload, _next_calls(workload, fn, call_args, output)), ""
+    except JaxbenchError as exc:
+        return None, str(exc)
+    except Exception as exc:
+        return None, (
+            f"{workload.label}: a warm call raised {type(exc).__name__}: {_first_line(exc)}; "
+            "fix fn, its inputs or carry"
+        )
 
 
 # --- memory of the workload ---------------------------------------------------------
@@ -592,8 +732,17 @@ class WorkloadMemory:
     device_peak_bytes: int | None
 
 
-def workload_memory(workload: Workload, calls: int = 10) -> WorkloadMemory:
+#: Calls :func:`workload_memory` makes after the first; a workload declared
+#: ``compiles_every_call`` makes fewer: each call compiles (seconds), and the
+#: compiler's own peak is there from the first compile on.
+MEMORY_CALLS = 10
+MEMORY_CALLS_COMPILING = 3
+
+
+def workload_memory(workload: Workload, calls: int | None = None) -> WorkloadMemory:
     """Measure what the workload adds, in this (fresh) process."""
+    if calls is None:
+        calls = MEMORY_CALLS_COMPILING if workload.compiles_every_call else MEMORY_CALLS
     import jax.numpy as jnp
 
     jax.block_until_ready(jax.jit(lambda v: v + 1)(jnp.zeros((3,), jnp.int32)))  # backend up

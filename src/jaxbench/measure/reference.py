@@ -6,6 +6,14 @@ stopped) and calls :func:`check`. Any pytree jax knows is walked with
 ``/0/w1``). Floating leaves pass when NumPy's ``allclose`` criterion holds,
 ``|result - reference| <= atol + rtol * |reference|`` for every element, with
 the leaf's own tolerances; integer and bool leaves must be equal.
+
+PRNG keys of any kind are compared exactly, through their key data: a raw
+``jax.random.PRNGKey`` is a ``uint32`` array (an integer leaf), and a typed
+key (``jax.random.key``) reaches the host as a :class:`HostKey`, its
+``jax.random.key_data`` and the name of its implementation. A golden file
+stores both, so it reloads as the same :class:`HostKey`. A leaf of another
+extended dtype has no host value to compare or store: :func:`host_leaf`
+refuses it with the leaf's path and the fix.
 """
 
 from __future__ import annotations
@@ -19,9 +27,25 @@ from typing import Any
 import jax
 import numpy as np
 
-from jaxbench.errors import ReferenceMismatch, UsageError
+from jaxbench.errors import ReferenceMismatch, UsageError, WorkloadError
+from jaxbench.measure.pytrees import is_array, path_text
 
-__all__ = ["Accuracy", "check", "flat", "golden_bytes", "leaves", "load_golden", "measure"]
+__all__ = [
+    "Accuracy",
+    "HostKey",
+    "check",
+    "flat",
+    "golden_bytes",
+    "host_leaf",
+    "host_tree",
+    "leaves",
+    "load_golden",
+    "measure",
+]
+
+#: A golden file's entry for a typed key leaf's implementation is named this
+#: prefix and the leaf's path (leaf paths start with "/": no leaf is named so).
+KEY_IMPL_PREFIX = "key_impl:"
 
 
 @dataclass(frozen=True)
@@ -34,6 +58,72 @@ class Accuracy:
     atol: float | Mapping[str, float]
     rtol: float | Mapping[str, float]
     leaves: int
+
+
+@dataclass(frozen=True, eq=False)
+class HostKey:
+    """A typed PRNG key leaf (``jax.random.key``) on the host.
+
+    ``data`` is ``jax.random.key_data(key)`` (unsigned integers, the key's
+    shape followed by the implementation's), ``impl`` the implementation's
+    name (``threefry2x32``, ``rbg``): what :func:`jax.random.wrap_key_data`
+    needs to make the key again.
+    """
+
+    data: np.ndarray
+    impl: str
+
+    @classmethod
+    def of(cls, key: Any) -> HostKey:
+        """The host copy of a typed key array."""
+        return cls(np.asarray(jax.random.key_data(key)), str(jax.random.key_impl(key)))
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The key array's shape (its data's, less the implementation's key shape)."""
+        return tuple(self.data.shape[: max(self.data.ndim - 1, 0)])
+
+    @property
+    def dtype(self) -> str:
+        return f"key<{self.impl}>"
+
+    def wrap(self) -> Any:
+        """The key again, as a jax array (``jax.random.wrap_key_data``)."""
+        return jax.random.wrap_key_data(jax.numpy.asarray(self.data), impl=self.impl)
+
+
+def _extended(dtype: Any) -> bool:
+    try:
+        return bool(jax.numpy.issubdtype(dtype, jax.dtypes.extended))
+    except TypeError:  # not a dtype jax knows (a static leaf's attribute)
+        return False
+
+
+def host_tree(tree: Any, where: str) -> Any:
+    """``tree`` with every leaf on the host (:func:`host_leaf`); ``where``: ``label output``."""
+    return jax.tree_util.tree_map_with_path(
+        lambda path, leaf: host_leaf(leaf, f"{where} {path_text(path)}"), tree
+    )
+
+
+def host_leaf(leaf: Any, where: str) -> Any:
+    """One output leaf on the host: NumPy for an array, :class:`HostKey` for a typed key.
+
+    Leaves that are not arrays (a string, a function: static outputs) stay
+    as they are. A leaf of an extended dtype other than a PRNG key has no host
+    value: :class:`WorkloadError` naming ``where`` (the workload and the leaf's
+    path) and the fix.
+    """
+    dtype = getattr(leaf, "dtype", None)
+    if dtype is not None and _extended(dtype):
+        if jax.numpy.issubdtype(dtype, jax.dtypes.prng_key):
+            return HostKey.of(leaf)
+        raise WorkloadError(
+            f"{where}: dtype {dtype} is an extended dtype with no host value to check or "
+            "record; return its underlying data as an ordinary array (as "
+            "jax.random.key_data does for a key), or leave it out of the output"
+        )
+    return np.asarray(leaf) if is_array(leaf) else leaf
 
 
 def _key(entry: Any) -> str:
@@ -60,7 +150,7 @@ def flat(tree: Any) -> dict[str, Any]:
 class FlatTree:
     """Leaves already keyed by path (a golden file)."""
 
-    leaves: Mapping[str, np.ndarray]
+    leaves: Mapping[str, Any]
 
 
 def _tolerance(value: float | Mapping[str, float], path: str, name: str) -> float:
@@ -123,6 +213,9 @@ def measure(
     worst_used = 0.0
     for path in sorted(want):
         where = f"{workload} output {path}"
+        if isinstance(got[path], HostKey) or isinstance(want[path], HostKey):
+            _same_key(where, got[path], want[path])
+            continue
         if not (_numeric(got[path]) and _numeric(want[path])):
             if not _same_static(got[path], want[path]):
                 raise ReferenceMismatch(
@@ -177,6 +270,45 @@ def measure(
     )
 
 
+def _key_data(leaf: Any) -> np.ndarray | None:
+    """A key's data: a :class:`HostKey`'s, or an unsigned integer array (raw key data)."""
+    if isinstance(leaf, HostKey):
+        return leaf.data
+    if _numeric(leaf) and np.issubdtype(np.asarray(leaf).dtype, np.unsignedinteger):
+        return np.asarray(leaf)
+    return None
+
+
+def _key_text(leaf: Any) -> str:
+    if isinstance(leaf, HostKey):
+        return f"a PRNG key ({leaf.dtype}{list(leaf.shape)})"
+    dtype = getattr(leaf, "dtype", None)
+    return f"{dtype}{list(np.shape(leaf))}" if dtype is not None else repr(leaf)
+
+
+def _same_key(where: str, got: Any, want: Any) -> None:
+    """A key leaf equals its reference's when their key data (and impls, if known) are equal."""
+    got_data, want_data = _key_data(got), _key_data(want)
+    if got_data is None or want_data is None or got_data.shape != want_data.shape:
+        raise ReferenceMismatch(
+            f"{where}: {_key_text(got)} where the reference has {_key_text(want)}; a key is "
+            "compared through jax.random.key_data: return a key of the same shape in both "
+            "(or its key data, jax.random.key_data(key))"
+        )
+    impls = {leaf.impl for leaf in (got, want) if isinstance(leaf, HostKey)}
+    if len(impls) > 1:
+        raise ReferenceMismatch(
+            f"{where}: PRNG key implementation {got.impl} differs from the reference's "
+            f"{want.impl}; make both keys with the same impl"
+        )
+    wrong = int(np.count_nonzero(got_data != want_data))
+    if wrong:
+        raise ReferenceMismatch(
+            f"{where}: {wrong} of {got_data.size} key data word(s) differ from the reference "
+            "(PRNG keys are compared exactly, through jax.random.key_data)"
+        )
+
+
 def _worst_leaf(workload: str, result: Any, reference: Any, **kw: Any) -> str:
     """The path of the leaf furthest outside its tolerance."""
     got, want = flat(result), flat(reference)
@@ -228,13 +360,32 @@ def check(
 
 
 def golden_bytes(output: Any) -> bytes:
-    """An ``.npz`` of ``output``'s leaves, one array per leaf path."""
+    """An ``.npz`` of ``output``'s leaves (host values), one array per leaf path.
+
+    A typed key (:class:`HostKey`) is stored as its key data under its path,
+    and its implementation's name under ``key_impl:`` and the path.
+    """
     buffer = io.BytesIO()
-    arrays: dict[str, Any] = {
-        path: np.asarray(leaf) for path, leaf in leaves(output) if _numeric(leaf)
-    }
+    arrays: dict[str, Any] = {}
+    for path, leaf in leaves(output):
+        if isinstance(leaf, HostKey):
+            arrays[path] = leaf.data
+            arrays[f"{KEY_IMPL_PREFIX}{path}"] = np.array(leaf.impl)
+        elif _numeric(leaf):
+            arrays[path] = np.asarray(leaf)
     np.savez(buffer, **arrays)
     return buffer.getvalue()
+
+
+def _golden_leaves(data: Mapping[str, np.ndarray]) -> dict[str, Any]:
+    """A golden file's entries as leaves: key data with its impl entry is a :class:`HostKey`."""
+    out: dict[str, Any] = {}
+    for name, value in data.items():
+        if name.startswith(KEY_IMPL_PREFIX):
+            continue
+        impl = data.get(f"{KEY_IMPL_PREFIX}{name}")
+        out[name] = value if impl is None else HostKey(value, str(impl))
+    return out
 
 
 def load_golden(path: Path, workload: str) -> FlatTree:
@@ -246,7 +397,7 @@ def load_golden(path: Path, workload: str) -> FlatTree:
         )
     try:
         with np.load(path, allow_pickle=False) as data:
-            return FlatTree({key: np.asarray(data[key]) for key in data.files})
+            return FlatTree(_golden_leaves({key: np.asarray(data[key]) for key in data.files}))
     except (OSError, ValueError) as exc:
         raise UsageError(
             f"{workload}: golden file {path} cannot be read ({exc}); record it again with "

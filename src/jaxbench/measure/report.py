@@ -23,6 +23,11 @@ Format history:
   another workload's inputs are described by ``inputs`` alone (format 2
   gave the shapes of its first two input leaves, in path order, under the
   lesson's names).
+* 4 -- ``compiles_per_call``: backend compiles per warm call, counted while
+  the warm samples ran (0 unless the workload is declared
+  ``compiles_every_call``, whose warm times include its compiles); ``call``
+  gains ``compiles_every_call``. A typed PRNG key output leaf's
+  ``output_shapes`` entry is the key array's shape.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ from jaxbench.measure.workloads import is_lesson
 
 __all__ = ["BOUNDARY", "REPORT_FORMAT", "to_dict"]
 
-REPORT_FORMAT = 3
+REPORT_FORMAT = 4
 BOUNDARY = "input already placed; call plus output synchronization"
 
 
@@ -83,6 +88,7 @@ def to_dict(measurement: Measurement) -> dict[str, Any]:
             "static_argnames": list(workload.static_argnames),
             "donate_argnums": list(workload.donate_argnums),
             "carry": workload.carry is not None,
+            "compiles_every_call": workload.compiles_every_call,
         },
         "boundary": BOUNDARY,
         "first_call_seconds": stages.total,
@@ -95,6 +101,7 @@ def to_dict(measurement: Measurement) -> dict[str, Any]:
         "first_call_fresh": stages.freshness,
         "warm_samples_seconds": samples,
         "warm_median_seconds": statistics.median(samples),
+        "compiles_per_call": measurement.compiles_per_call,
         "reference": reference_summary(workload),
         "max_abs_error": None if accuracy is None else accuracy.max_abs_error,
         "tolerance": {"atol": _plain(workload.atol), "rtol": _plain(workload.rtol)},

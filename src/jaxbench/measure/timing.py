@@ -35,6 +35,7 @@ from jaxbench.measure.workloads import Args, Workload, as_args
 
 __all__ = [
     "BACKEND_COMPILE_EVENT",
+    "RECOMPILE_FIX",
     "Caller",
     "Clock",
     "FirstCall",
@@ -42,6 +43,7 @@ __all__ = [
     "Placed",
     "compile_count",
     "compile_events",
+    "disable_persistent_cache",
     "dynamic",
     "first_call",
     "handle_only_seconds",
@@ -51,6 +53,12 @@ __all__ = [
 
 Clock = Callable[[], float]
 BACKEND_COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
+#: The fix a recompile during warm samples names (the report, asv's teardown).
+RECOMPILE_FIX = (
+    "keep shapes, dtypes and static arguments fixed between calls; or, for a library "
+    "API that compiles at every call (a sampler's run), declare "
+    "Workload(..., jit=False, compiles_every_call=True) to time it whole, compile included"
+)
 
 
 # --- compile monitoring -------------------------------------------------------
@@ -247,7 +255,8 @@ class FirstCall:
         )
 
 
-def _disable_persistent_cache() -> None:
+def disable_persistent_cache() -> None:
+    """Turn jax's persistent compilation cache off in this process: every compile is one."""
     jax.config.update("jax_enable_compilation_cache", False)
 
 
@@ -371,7 +380,7 @@ def _first_line(exc: BaseException) -> str:
 def _first_call(
     fn: Callable[..., Any], call: Args, options: JitOptions, clock: Clock
 ) -> tuple[FirstCall, Any, Any, Any]:
-    _disable_persistent_cache()
+    disable_persistent_cache()
     jitted = options.wrap(fn, call)
     jax.clear_caches()
     if not options.jit:
@@ -460,13 +469,15 @@ def synchronized_samples(
     repeats: int = 7,
     *,
     clock: Clock = time.perf_counter,
+    compiles_allowed: bool = False,
 ) -> tuple[Any, list[float]]:
     """Time ``repeats`` warm calls, each up to ``block_until_ready`` on the whole output.
 
     ``fn`` is a function called with ``args``, or a :class:`Caller` (then
     ``args`` is ignored and its state advances). Raises ``ValueError`` when
     ``repeats < 1`` and :class:`WorkloadError` when jax compiled anything
-    while the samples ran (they would not be warm).
+    while the samples ran (they would not be warm), unless ``compiles_allowed``
+    (a workload declared ``compiles_every_call``: its compiles are its work).
     """
     if repeats < 1:
         raise ValueError(f"at least one repeat is required, got repeats={repeats}")
@@ -479,10 +490,9 @@ def synchronized_samples(
             result = call()
             jax.block_until_ready(result)
             samples.append(clock() - start)
-    if compiles.count:
+    if compiles.count and not compiles_allowed:
         raise WorkloadError(
-            f"the function recompiled {compiles.count} time(s) during warm samples; "
-            "keep shapes, dtypes and static arguments fixed between calls"
+            f"the function recompiled {compiles.count} time(s) during warm samples; {RECOMPILE_FIX}"
         )
     return result, samples
 

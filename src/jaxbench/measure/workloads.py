@@ -14,7 +14,10 @@ A :class:`Workload` is one record a benchmark is made of:
 * how it is called: ``static_argnums``/``static_argnames`` and
   ``donate_argnums`` (given to ``jax.jit``), ``placement`` of each argument,
   ``jit`` (``False``: ``fn`` is timed exactly as given, its host-side work
-  included), ``carry`` (a training step's state threaded into the next call);
+  included), ``carry`` (a training step's state threaded into the next call),
+  ``compiles_every_call`` (a library API that compiles at every call, a
+  sampler's ``run``: timed whole, compile included, its compiles per call
+  counted);
 * ``atol``/``rtol``: one number, or a mapping from output leaf path (``/loss``,
   ``/0/w1``) to a number, ``"*"`` for the rest.
 
@@ -132,6 +135,11 @@ class Workload:
     devices: int = 1
     jit: bool = True
     carry: Callable[[Args, Any], Any] | None = None
+    #: ``fn`` compiles at every call (a library API that jits a fresh kernel
+    #: inside, such as a sampler's ``run``): each warm call is timed whole,
+    #: compile included, and its compiles are counted, not refused. Needs
+    #: ``jit=False``.
+    compiles_every_call: bool = False
     atol: Tolerance = 2e-5
     rtol: Tolerance = 2e-5
     seed: int = 0
@@ -157,6 +165,12 @@ class Workload:
             raise UsageError(
                 f"{self.label}: static and donated arguments apply to jax.jit; with jit=False "
                 "pass fn already jitted with them (jax.jit(fn, static_argnums=...))"
+            )
+        if self.compiles_every_call and self.jit:
+            raise UsageError(
+                f"{self.label}: compiles_every_call times fn as your users call it, its "
+                "compiles included; give jit=False too (with jit=True jaxbench compiles fn "
+                "once and the compiles inside it are traced away)"
             )
         if self.devices < 1:
             raise UsageError(f"{self.label}: devices must be at least 1, got {self.devices}")
