@@ -422,7 +422,7 @@ PROCESS_STARTERS = {
     "lockstep/coordinator.py": "the lockstep workers and their fork servers",
     "lockstep/first_call.py": "the first-call workers",
     "lockstep/worker.py": "its forked rounds (--serve)",
-    "measure/asvsuite.py": "the fork guard's probe",
+    "measure/forks.py": "the figures processes, forked from the suite",
 }
 
 

@@ -152,7 +152,7 @@ def test_a_suite_the_cache_lacks_measures_its_memory_before_tracing_it(
 FRESH = textwrap.dedent(
     """
     import json, os
-    from jaxbench.measure.asvsuite import _in_fresh_processes
+    from jaxbench.measure.forks import in_fresh_processes as _in_fresh_processes
 
     def value(index):
         return lambda: index if index != 3 else os._exit(1)  # 3: ends with no result

@@ -69,7 +69,6 @@ backend, so forking after it is safe.
 from __future__ import annotations
 
 import os
-import pickle
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -87,6 +86,11 @@ from jaxbench.kinds import (
     WORK_FIGURES,
     WORK_PREFIX,
     WORKLOAD_MEMORY_TRACKS,
+)
+from jaxbench.measure.forks import (
+    backend_started,
+    in_fresh_processes,
+    refuse_unsafe_fork,
 )
 
 __all__ = ["NUMBER", "REPEAT", "ROUNDS", "Figures", "jax_suite"]
@@ -178,7 +182,7 @@ def _make_workload(suite: str, params: Sequence[Any]) -> Any:
     from jaxbench.errors import WorkloadError
     from jaxbench.measure import workloads
 
-    _refuse_unsafe_fork()
+    refuse_unsafe_fork()
     factory, param_map = _REGISTRY[suite]
     kwargs = dict(zip(param_map, params, strict=True))
     if isinstance(factory, str):
@@ -333,12 +337,12 @@ def _all_figures() -> dict[tuple[str, tuple[Any, ...]], Figures | str]:
     if others is not None:
         other_keys = [(suite, combo) for suite in others for combo in _combos(suite)]
         for key in other_keys:
-            out[key] = _in_fresh_processes([_bind_fresh(_fresh_figures, *key)], at_a_time=1)[0]
+            out[key] = in_fresh_processes([_bind_fresh(_fresh_figures, *key)], at_a_time=1)[0]
         # Memory in processes of its own, never after the figures: a process that
         # has traced and compiled the workload adds nothing when it prepares it
         # again (jax's caches), so what its trace keeps alive would go unseen.
         keys = in_process + [key for key in other_keys if _measured(out[key])]
-        measured = _in_fresh_processes(
+        measured = in_fresh_processes(
             [_bind_fresh(_all_memory_figures, *key) for key in keys], at_a_time=2
         )
         memory = {key: _memory_or_error(found) for key, found in zip(keys, measured, strict=True)}
@@ -396,68 +400,6 @@ def _asv_setup_cache_dir() -> str | None:
     return os.environ.get(FIGURES_PROCESS) or None
 
 
-def _backend_state() -> bool | None:
-    """Whether jax's backend has started in this process; None if jax cannot say.
-
-    jax has no public query: ``backends_are_initialized`` is looked up, not assumed.
-    """
-    from jax._src import xla_bridge
-
-    started = getattr(xla_bridge, "backends_are_initialized", None)
-    return None if started is None else bool(started())
-
-
-def _backend_started() -> bool:
-    """Whether jax's backend may have started (True when jax cannot say)."""
-    return _backend_state() is not False
-
-
-# --- forks after the backend started ---------------------------------------------
-#
-# asv's forkserver imports every benchmark module once and forks each benchmark
-# from that process. If an import started jax's backend (a module-level jax
-# array or PRNG key, here or in the library a module imports), the child
-# inherits a backend whose threads did not survive the fork: its first jax call
-# hangs until asv's timeout. The hooks below note, in each forked child, whether
-# its parent's backend had started; :func:`_refuse_unsafe_fork` then stops the
-# benchmark with the fix before it touches jax.
-
-#: In the parent, just before a fork: whether its backend had started.
-_backend_at_fork = False
-#: In a forked child: whether any process it was forked from had started jax's backend.
-_FORKED_AFTER_BACKEND = False
-
-
-def _before_fork() -> None:
-    global _backend_at_fork
-    _backend_at_fork = _backend_state() is True
-
-
-def _after_fork_in_child() -> None:
-    global _FORKED_AFTER_BACKEND
-    _FORKED_AFTER_BACKEND = _FORKED_AFTER_BACKEND or _backend_at_fork
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(before=_before_fork, after_in_child=_after_fork_in_child)
-
-
-def _refuse_unsafe_fork() -> None:
-    """Raise :class:`~jaxbench.errors.ForkAfterBackend` in a process forked after
-    jax's backend started (its first jax call would hang); else nothing."""
-    if _FORKED_AFTER_BACKEND:
-        from jaxbench.errors import ForkAfterBackend
-
-        raise ForkAfterBackend(
-            'this benchmark was forked (asv\'s "launch_method": "forkserver") from a '
-            "process in which jax's backend had started while the benchmark modules were "
-            "imported (a jax array, PRNG key or device query at module level, in a benchmark "
-            "module or a library it imports), and jax cannot run after such a fork; set "
-            '"launch_method": "spawn" in asv.conf.json, or make those values inside a '
-            "function"
-        )
-
-
 def _other_modules_suites() -> list[str] | None:
     """In asv's ``setup_cache`` process: import the benchmark modules it had not
     imported (as asv's forkserver does before forking benchmarks) and name their
@@ -465,14 +407,14 @@ def _other_modules_suites() -> list[str] | None:
     is measured in fresh processes from here; track benchmarks whose values
     the cache lacks measure in their own processes (:func:`_lookup`)."""
     root = _asv_setup_cache_dir()
-    if root is None or not hasattr(os, "fork") or _backend_started():
+    if root is None or not hasattr(os, "fork") or backend_started():
         return None
     from asv_runner.discovery import disc_benchmarks
 
     before = set(_REGISTRY)
     for _ in disc_benchmarks(root, ignore_import_errors=True):
         pass
-    if _backend_started():  # a module started jax's backend: forking is not safe
+    if backend_started():  # a module started jax's backend: forking is not safe
         return None
     return [suite for suite in _REGISTRY if suite not in before]
 
@@ -494,64 +436,12 @@ def _measured(figures: Figures | str) -> bool:
     return isinstance(figures, Figures) and not figures.skip
 
 
-def _in_fresh_processes(works: Sequence[Callable[[], Any]], *, at_a_time: int) -> list[Any]:
-    """Each of ``works`` in a forked child (jax imported, its backend not
-    started), at most ``at_a_time`` at once; each result, or a one-line error."""
-    results: list[Any] = [None] * len(works)
-    running: list[tuple[int, int, int]] = []  # (index, pid, read end)
-    for index, work in enumerate(works):
-        if len(running) >= at_a_time:
-            oldest, pid, read_end = running.pop(0)
-            results[oldest] = _collect(pid, read_end)
-        running.append((index, *_fork(work)))
-    for index, pid, read_end in running:
-        results[index] = _collect(pid, read_end)
-    return results
-
-
-def _fork(work: Callable[[], Any]) -> tuple[int, int]:
-    sys.stdout.flush()
-    sys.stderr.flush()
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child; its result comes back through the pipe
-        os.close(read_end)
-        try:
-            try:
-                payload = pickle.dumps(work())
-            except Exception as exc:  # one line for every track; the traceback: here
-                import traceback
-
-                traceback.print_exc()
-                payload = pickle.dumps(f"{type(exc).__name__}: {exc}")
-            with os.fdopen(write_end, "wb") as out:
-                out.write(payload)
-        finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(0)
-    os.close(write_end)
-    return pid, read_end
-
-
-def _collect(pid: int, read_end: int) -> Any:
-    with os.fdopen(read_end, "rb") as source:
-        payload = source.read()
-    _, status = os.waitpid(pid, 0)
-    if not payload:
-        return (
-            f"RuntimeError: a fresh figures process ended with wait status {status} "
-            "and no figures; run the benchmark alone to see its output"
-        )
-    return pickle.loads(payload)
-
-
 def _prime_jax() -> None:
     """Pay jax's once-per-process start-up (backend, MLIR context) before any
     first call is timed, so that every workload's first call is comparable."""
     import jax.numpy as jnp
 
-    _refuse_unsafe_fork()
+    refuse_unsafe_fork()
 
     jax.block_until_ready(jax.jit(lambda v: v + 1)(jnp.zeros((3,), jnp.int32)))
 

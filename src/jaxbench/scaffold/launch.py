@@ -16,7 +16,7 @@ ask jax whether its backend started. Not started: ``forkserver``. Started, or
 not known (jax or the package cannot be imported here): ``spawn``, and why.
 A module that starts the backend later is caught at run time: each forked
 benchmark stops with an error naming the fix
-(:func:`jaxbench.measure.asvsuite._refuse_unsafe_fork`).
+(:func:`jaxbench.measure.forks.refuse_unsafe_fork`).
 
 The check runs in a child process (:mod:`jaxbench.jobs.init_checks` starts
 it; this module holds its script and reads its answer): init itself never
