@@ -1,4 +1,4 @@
-"""Reading asv results directories, without the benchmarked git repository.
+"""The one reader of asv results directories, without the benchmarked git repository.
 
 An asv results directory looks like::
 
@@ -49,6 +49,7 @@ __all__ = [
     "FileScan",
     "History",
     "Point",
+    "ResultsWalk",
     "SeriesKey",
     "find_commit",
     "load_history",
@@ -595,6 +596,90 @@ def machine_result_files(
         yield machine_dir, name, files
 
 
+@dataclass
+class ResultsWalk:
+    """One pass over a results directory, with the rules every reader of it keeps.
+
+    :func:`load_history` (points, samples included: compare) and
+    :func:`jaxbench.store.series_table.load_series_table` (columns: the scan)
+    are two views of the same files read by this module; both walk them
+    here, so they pass over the same files with the same warnings and refuse
+    the same directories with the same one-line messages.
+    """
+
+    results_dir: Path
+    warnings: list[str] = field(default_factory=list)
+    machines_found: set[str] = field(default_factory=set)
+    envs_found: set[str] = field(default_factory=set)
+    n_files: int = 0
+    _kept: dict[tuple[str, str, str], str] = field(default_factory=dict)
+    #: (machine directory, benchmark) -> the files where its value is infinite
+    _infinite: dict[tuple[str, str], list[Path]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, results_dir: Path) -> ResultsWalk:
+        """A walk of ``results_dir``; ResultsError with the fix when it is not a directory."""
+        results_dir = Path(results_dir)
+        if not results_dir.is_dir():
+            raise ResultsError(
+                f"{results_dir}: no such results directory; run 'asv run' first or pass "
+                "--results DIR"
+            )
+        return cls(results_dir)
+
+    def files(self) -> Iterator[tuple[Path, str, Path]]:
+        """(machine directory, machine name, result file) of every result file, sorted."""
+        for machine_dir, name, paths in machine_result_files(self.results_dir, self.warnings):
+            self.machines_found.add(name)
+            for path in paths:
+                self.n_files += 1
+                yield machine_dir, name, path
+
+    def keep(self, path: Path, machine: str, commit: str, env_name: str) -> bool:
+        """False (and a warning) for a second file of one commit, machine and environment."""
+        self.envs_found.add(env_name)
+        ident = (machine, commit, env_name)
+        if ident in self._kept:
+            self.warnings.append(
+                f"{path}: second result file for commit {commit[:8]} in {env_name} "
+                f"(kept {self._kept[ident]}); delete one of the two"
+            )
+            return False
+        self._kept[ident] = path.name
+        return True
+
+    def non_finite(self, path: Path, found: Iterable[tuple[str, bool]]) -> None:
+        """Note a kept file's NaN (asv: skipped, normal) and infinite (bad data) values."""
+        for bench, skipped in dict.fromkeys(found):
+            if not skipped:
+                self._infinite.setdefault((path.parent.name, bench), []).append(path)
+
+    def infinite_files(self) -> tuple[Path, ...]:
+        """Every kept file with an infinite value, after a warning per machine and benchmark."""
+        for (machine_dir, bench), paths in sorted(self._infinite.items()):
+            paths.sort()
+            self.warnings.append(
+                f"{self.results_dir / machine_dir}: {bench} is infinite in {len(paths)} result "
+                f"file(s) (first: {paths[0].name}), treated as failed; re-run 'asv run' for "
+                "those commits"
+            )
+        return tuple(sorted({p for paths in self._infinite.values() for p in paths}))
+
+    def nothing_found(self, machine: str | None, env_name: str | None) -> ResultsError:
+        """The error when nothing (or nothing of ``machine`` / ``env_name``) was read."""
+        return ResultsError(
+            _nothing_found(
+                self.results_dir,
+                machine,
+                env_name,
+                self.n_files,
+                self.machines_found,
+                self.envs_found,
+                self.warnings,
+            )
+        )
+
+
 def load_history(
     results_dir: Path, *, machine: str | None = None, env_name: str | None = None
 ) -> History:
@@ -607,76 +692,39 @@ def load_history(
     there is nothing to read (no directory, no result files, nothing that
     matches ``machine`` / ``env_name``).
     """
-    results_dir = Path(results_dir)
-    if not results_dir.is_dir():
-        raise ResultsError(
-            f"{results_dir}: no such results directory; run 'asv run' first or pass --results DIR"
-        )
-    warnings: list[str] = []
-    benchmarks, units_problem = read_benchmarks_json_or_warn(results_dir / "benchmarks.json")
+    walk = ResultsWalk.of(results_dir)
+    benchmarks, units_problem = read_benchmarks_json_or_warn(walk.results_dir / "benchmarks.json")
     units = benchmarks.units()
-    units_warning = [units_problem] if units_problem else []
-
     points: list[Point] = []
-    seen: dict[tuple[str, str, str], Path] = {}
-    non_finite: dict[tuple[Path, str], list[tuple[Path, bool]]] = {}
-    n_files = 0
-    machines_found: set[str] = set()
-    envs_found: set[str] = set()
-    for machine_dir, name, files in machine_result_files(results_dir, warnings):
-        machines_found.add(name)
+    for _machine_dir, name, path in walk.files():
         if machine is not None and name != machine:
             continue
-        for path in files:
-            n_files += 1
-            try:
-                file_points, file_non_finite = _read_result_file(path, units, name)
-            except ResultsError as exc:
-                warnings.append(f"skipped: {exc}")
-                continue
-            if not file_points:
-                continue
-            first = file_points[0]
-            env = first.key.env_name
-            envs_found.add(env)
-            if env_name is not None and env != env_name:
-                continue
-            ident = (name, first.commit, env)
-            if ident in seen:
-                warnings.append(
-                    f"{path}: second result file for commit {first.commit[:8]} in {env} "
-                    f"(kept {seen[ident].name}); delete one of the two"
-                )
-                continue
-            seen[ident] = path
-            points.extend(file_points)
-            for bench, skipped in dict.fromkeys(file_non_finite):
-                non_finite.setdefault((machine_dir, bench), []).append((path, skipped))
-
-    for (machine_dir, bench), found in sorted(non_finite.items()):
-        # NaN is asv's "skipped" (setup raised NotImplementedError, e.g. a
-        # figure XLA does not report on this backend): normal, shown as
-        # "skipped" by compare, so no warning. An infinite value is bad data.
-        infinite_here = [path for path, skipped in found if not skipped]
-        if not infinite_here:
+        try:
+            file_points, file_non_finite = _read_result_file(path, units, name)
+        except ResultsError as exc:
+            walk.warnings.append(f"skipped: {exc}")
             continue
-        warnings.append(
-            f"{machine_dir}: {bench} is infinite in {len(infinite_here)} result file(s) "
-            f"(first: {infinite_here[0].name}), treated as failed; re-run 'asv run' for "
-            "those commits"
-        )
-
+        if not file_points:
+            continue
+        first = file_points[0]
+        env = first.key.env_name
+        if env_name is not None and env != env_name:
+            walk.envs_found.add(env)
+            continue
+        if not walk.keep(path, name, first.commit, env):
+            continue
+        points.extend(file_points)
+        walk.non_finite(path, file_non_finite)
+    # NaN is asv's "skipped" (setup raised NotImplementedError, e.g. a figure XLA
+    # does not report on this backend): normal, shown as "skipped" by compare, so
+    # no warning. An infinite value is bad data: one warning per benchmark.
+    infinite = walk.infinite_files()
     if not points:
-        raise ResultsError(
-            _nothing_found(
-                results_dir, machine, env_name, n_files, machines_found, envs_found, warnings
-            )
-        )
-    infinite = sorted({path for found in non_finite.values() for path, skip in found if not skip})
+        raise walk.nothing_found(machine, env_name)
     return History(
         points=tuple(points),
-        warnings=tuple(units_warning + warnings),
-        infinite_files=tuple(infinite),
+        warnings=tuple(([units_problem] if units_problem else []) + walk.warnings),
+        infinite_files=infinite,
         benchmarks=benchmarks,
     )
 

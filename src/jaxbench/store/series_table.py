@@ -1,9 +1,11 @@
 """A whole results directory as columns, read through a cache kept beside it.
 
 The regression scan needs, per series, only the value and asv's weight at each
-commit: no samples, no ``Point`` objects. :func:`load_series_table` reads every
-result file once (:func:`~jaxbench.store.results.scan_result_file`, the same
-checks and warnings as :func:`~jaxbench.store.results.load_history`) into
+commit: no samples, no ``Point`` objects. :func:`load_series_table` is a view of
+the one reader, :mod:`jaxbench.store.results`: it walks the directory with its
+rules (:class:`~jaxbench.store.results.ResultsWalk`, as
+:func:`~jaxbench.store.results.load_history` does) and reads every result file
+once (:func:`~jaxbench.store.results.scan_result_file`) into
 concatenated NumPy columns: per point a file index, a value (NaN: failed) and
 a weight (NaN: unknown); per series an offset.
 
@@ -37,13 +39,7 @@ import numpy as np
 from jaxbench.errors import ResultsError
 from jaxbench.store import fastjson, fsio
 from jaxbench.store.benchmarks_json import read_benchmarks_json_or_warn
-from jaxbench.store.results import (
-    FileScan,
-    SeriesKey,
-    _nothing_found,
-    machine_result_files,
-    scan_result_file,
-)
+from jaxbench.store.results import FileScan, ResultsWalk, SeriesKey, scan_result_file
 
 __all__ = [
     "CACHE_FORMAT",
@@ -476,15 +472,11 @@ def load_series_table(
     :class:`ResultsError`. The cache always holds the whole directory;
     ``machine`` and ``env_name`` select afterwards.
     """
-    results_dir = Path(results_dir)
-    if not results_dir.is_dir():
-        raise ResultsError(
-            f"{results_dir}: no such results directory; run 'asv run' first or pass --results DIR"
-        )
+    walk = ResultsWalk.of(results_dir)
+    results_dir = walk.results_dir
     cached = _read_cache(results_dir) if use_cache else None
     cached_by_name = {f.name: (i, f) for i, f in enumerate(cached.files)} if cached else {}
 
-    warnings: list[str] = []
     benchmarks, units_problem = read_benchmarks_json_or_warn(results_dir / "benchmarks.json")
     units = benchmarks.units()
     units_warning = [units_problem] if units_problem else []
@@ -492,18 +484,12 @@ def load_series_table(
     reused: list[tuple[int, FileEntry]] = []  # (index in cache, entry)
     fresh: list[FileEntry] = []
     builder = _Builder()  # the fresh files' points, added as each file is read
-    seen: dict[tuple[str, str, str], str] = {}
-    machines_found: set[str] = set()
-    envs_found: set[str] = set()
     jobs: list[tuple[Path, str, str, str | None]] = []  # (path, rel, machine, cached digest)
-    for machine_dir, name, paths in machine_result_files(results_dir, warnings):
-        machines_found.add(name)
-        for path in paths:
-            rel = f"{machine_dir.name}/{path.name}"
-            hit = cached_by_name.get(rel)
-            known = hit[1].digest if hit is not None and hit[1].machine == name else None
-            jobs.append((path, rel, name, known))
-    n_files = len(jobs)
+    for machine_dir, name, path in walk.files():
+        rel = f"{machine_dir.name}/{path.name}"
+        hit = cached_by_name.get(rel)
+        known = hit[1].digest if hit is not None and hit[1].machine == name else None
+        jobs.append((path, rel, name, known))
     for (path, rel, name, _known), (digest, outcome) in zip(
         jobs, _read_all(jobs, parallel), strict=True
     ):
@@ -511,7 +497,7 @@ def load_series_table(
         scan: FileScan | None = None
         if isinstance(outcome, str):
             if outcome:
-                warnings.append(outcome)
+                walk.warnings.append(outcome)
             continue
         if outcome is None:
             hit = cached_by_name[rel]
@@ -528,15 +514,9 @@ def load_series_table(
                 fingerprint=scan.fingerprint,
                 non_finite=tuple(dict.fromkeys(scan.non_finite)),
             )
-        envs_found.add(entry.env_name)
-        ident = (name, entry.commit, entry.env_name)
-        if ident in seen:
-            warnings.append(
-                f"{path}: second result file for commit {entry.commit[:8]} in "
-                f"{entry.env_name} (kept {seen[ident]}); delete one of the two"
-            )
+        if not walk.keep(path, name, entry.commit, entry.env_name):
             continue
-        seen[ident] = path.name
+        walk.non_finite(path, entry.non_finite)
         if scan is None:
             reused.append((cached_by_name[rel][0], entry))
         else:
@@ -546,17 +526,13 @@ def load_series_table(
 
     table = _combine(results_dir, cached, reused, fresh, builder, units)
     del builder
-    infinite = _infinite_warnings(results_dir, table.files, warnings)
+    infinite = walk.infinite_files()
     selected_machines = {f.machine for f in table.files}
     if not table.keys or (machine is not None and machine not in selected_machines):
-        raise ResultsError(
-            _nothing_found(
-                results_dir, machine, env_name, n_files, machines_found, envs_found, warnings
-            )
-        )
+        raise walk.nothing_found(machine, env_name)
     table = replace(
         table,
-        warnings=tuple(units_warning + warnings),
+        warnings=tuple(units_warning + walk.warnings),
         infinite_files=infinite,
         fits=cached.fits if cached else {},
         from_cache=cached is not None and not fresh and len(reused) == len(cached.files),
@@ -564,11 +540,7 @@ def load_series_table(
     )
     selected = table.select(machine, env_name)
     if not selected.keys:
-        raise ResultsError(
-            _nothing_found(
-                results_dir, machine, env_name, n_files, machines_found, envs_found, warnings
-            )
-        )
+        raise walk.nothing_found(machine, env_name)
     return selected
 
 
@@ -646,23 +618,3 @@ def _combine(
         weights=s_w,
         units=units,
     )
-
-
-def _infinite_warnings(
-    results_dir: Path, files: Iterable[FileEntry], warnings: list[str]
-) -> tuple[Path, ...]:
-    """load_history's warning for infinite values, per machine directory and benchmark."""
-    found: dict[tuple[str, str], list[Path]] = {}
-    for entry in files:
-        for bench, skipped in entry.non_finite:
-            if not skipped:
-                found.setdefault((entry.name.split("/", 1)[0], bench), []).append(
-                    results_dir / entry.name
-                )
-    for (machine_dir, bench), paths in sorted(found.items()):
-        paths.sort()
-        warnings.append(
-            f"{results_dir / machine_dir}: {bench} is infinite in {len(paths)} result file(s) "
-            f"(first: {paths[0].name}), treated as failed; re-run 'asv run' for those commits"
-        )
-    return tuple(sorted({p for paths in found.values() for p in paths}))
