@@ -25,35 +25,19 @@ chooses. This process never imports jax.
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import re
-import shutil
-import sys
 from pathlib import Path
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
 from jaxbench.errors import UsageError
-from jaxbench.jobs.init_checks import (
-    LaunchCheck,
-    check_repository,
-    git_ignores,
-    resolve_with_pip,
-    served_versions,
-    start_check,
-)
-from jaxbench.scaffold import apply, existing, sources
+from jaxbench.jobs.init import InitOptions, plan_init
+from jaxbench.jobs.init_checks import git_ignores
+from jaxbench.scaffold import apply, existing
 from jaxbench.scaffold.gitignore import GITIGNORE, planned_gitignore
-from jaxbench.scaffold.launch import METHODS, given_launch
-from jaxbench.scaffold.matrix import benchmark_dependencies
-from jaxbench.scaffold.plan import MAKEFILE, MAKEFILE_INCLUDE, Plan, PlannedFile, Settings, render
-from jaxbench.scaffold.project import Project, inspect_project, suite_imports
+from jaxbench.scaffold.launch import METHODS
+from jaxbench.scaffold.plan import MAKEFILE_INCLUDE, Plan, PlannedFile
 
 __all__ = ["HELP", "add_arguments", "run"]
 
 HELP = "set up asv benchmarks, workflows and a Makefile in a JAX project's git repository"
-
-_PYTHON = re.compile(r"^3\.\d{1,2}$")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -100,150 +84,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _python(text: str | None, project: Project) -> str:
-    version = text or f"{sys.version_info.major}.{sys.version_info.minor}"
-    if not _PYTHON.match(version):
-        raise UsageError(f"--python {version!r} is not a Python version; give one like 3.11")
-    try:
-        allowed = SpecifierSet(project.requires_python)
-    except InvalidSpecifier:
-        allowed = SpecifierSet()
-    if not allowed.contains(f"{version}.0", prereleases=True) and not allowed.contains(
-        f"{version}.99", prereleases=True
-    ):
-        raise UsageError(
-            f"{project.name} requires Python {project.requires_python} and the asv "
-            f"environments would use {version}; pass --python with a version it accepts"
-        )
-    if shutil.which(f"python{version}") is None:
-        raise UsageError(
-            f"no python{version} on PATH, which asv needs to create the environments; "
-            "install it or pass --python with one you have"
-        )
-    return version
-
-
-def _jaxbench(text: str | None) -> sources.Requirement:
-    if text is None:
-        return sources.jaxbench_requirement()
-    spec = text.strip()
-    if not spec or "'" in spec or "\n" in spec or spec.startswith("-"):
-        raise UsageError(
-            f"--jaxbench {text!r} is not a pip requirement; give e.g. 'jaxbench==0.1.0' or "
-            "'jaxbench @ git+https://github.com/OWNER/jaxbench@COMMIT'"
-        )
-    return sources.Requirement(spec, "--jaxbench", "file:" not in spec and not spec.startswith("/"))
-
-
-def _jax_versions(text: str | None, project: Project) -> tuple[tuple[str, ...], list[str]]:
-    """(the matrix, lines saying where each version came from)."""
-    served = served_versions("jax")
-    if text is not None:
-        wanted = [v.strip() for v in text.split(",") if v.strip()]
-        if not wanted:
-            raise UsageError("--jax is empty; give versions like 0.9.2,0.10.2")
-        for version in wanted:
-            if not sources.VERSION.match(version):
-                raise UsageError(f"--jax: {version!r} is not a version; give e.g. 0.10.2")
-            if served is not None and version not in served:
-                raise UsageError(
-                    f"jax {version} is not served by the package index (newest: {served[0]}); "
-                    "choose versions from 'pip index versions jax'"
-                )
-        note = "given with --jax" + ("" if served else "; not checked: the index did not answer")
-        return tuple(dict.fromkeys(wanted)), [f"jax {', '.join(wanted)} ({note})"]
-    lines: list[str] = []
-    today = sources.installed_version("jax")
-    if today is not None:
-        lines.append(f"jax {today}: installed here, what {project.name} resolves to today")
-    else:
-        today = resolve_with_pip(project.root, "jax")
-        if today is None:
-            raise UsageError(
-                f"cannot tell which jax {project.name} uses: jax is not installed here and "
-                "pip could not resolve the project; pass --jax VERSIONS (e.g. --jax 0.10.2)"
-            )
-        lines.append(f"jax {today}: what pip resolves for {project.name} today")
-    versions = [today]
-    if served is None:
-        lines.append(
-            "newest jax unknown: 'pip index versions jax' did not answer (offline?); "
-            "add one later in asv.conf.json or with --jax"
-        )
-    elif served[0] != today:
-        versions.append(served[0])
-        lines.append(f"jax {served[0]}: the newest the package index serves")
-    else:
-        lines.append(f"jax {today} is also the newest the package index serves")
-    return tuple(versions), lines
-
-
-def _plan(args: argparse.Namespace) -> tuple[Project, Plan, list[str], list[str]]:
-    """(the project, the plan, lines describing the set-up, notes)."""
-    project = inspect_project(args.dir, branch=check_repository(Path(args.dir)))
-    # the launch check imports jax in a fresh Python: it runs beside the look-ups below
-    check = (
-        None
-        if args.launch_method
-        else start_check(project.root, project.import_name, project.layout)
-    )
-    try:
-        return _plan_with(args, project, check)
-    finally:
-        if check is not None:
-            check.close()
-
-
-def _plan_with(
-    args: argparse.Namespace, project: Project, check: LaunchCheck | None
-) -> tuple[Project, Plan, list[str], list[str]]:
-    python = _python(args.python, project)
-    jaxbench = _jaxbench(args.jaxbench)
-    versions, jax_lines = _jax_versions(args.jax, project)
-    packages = benchmark_dependencies(
-        project, suite_imports(project.root), sources.installed_version, sources.import_names
-    )
-    launch = given_launch(args.launch_method) if check is None else check.result()
-    settings = Settings(
-        launch=launch,
-        packages=packages,
-        project=project,
-        python=python,
-        jax_versions=versions,
-        jaxbench=jaxbench,
-        asv=sources.pinned("asv"),
-        asv_runner=sources.pinned("asv_runner"),
-    )
-    makefile = existing.existing_makefile(project.root)
-    if makefile is not None:
-        ours = next(f for f in render(settings).files if f.path == MAKEFILE)
-        if makefile.name != MAKEFILE or makefile.read_text(encoding="utf-8") != ours.text:
-            settings = dataclasses.replace(settings, write_makefile=False)
-    plan = render(settings)
-    describe = [
-        f"{project.name} ({project.layout} layout, {project.backend}) at {project.root}",
-        f"python {python}; asv matrix: jax {', '.join(sorted(versions, key=sources.version_key))}",
-        *(f"  {line}" for line in jax_lines),
-        *(f"  {p.describe()}" for p in packages),
-        f"jaxbench in every environment and workflow: {jaxbench.spec} ({jaxbench.origin})",
-        f"asv launch method: {launch.method} ({launch.why})",
-    ]
-    notes: list[str] = []
-    if not jaxbench.portable:
-        notes.append(
-            f"the workflows install jaxbench from {jaxbench.spec}, which exists only on this "
-            "machine; before pushing, run jaxbench init again with --force --jaxbench "
-            "'jaxbench @ git+https://github.com/OWNER/jaxbench@COMMIT' (or a released "
-            "version): --force replaces the files init wrote"
-        )
-    if not project.depends_on_jax:
-        notes.append(
-            f"{project.name} does not list jax among its dependencies; "
-            "the matrix installs it in every environment anyway"
-        )
-    return project, plan, describe, notes
-
-
 def _print_makefile_lines(plan: Plan, root: Path) -> None:
     """The one line to paste, unindented, and what it brings."""
     makefile = existing.existing_makefile(root)
@@ -282,7 +122,16 @@ def _refuse(conflicting: tuple[PlannedFile, ...]) -> UsageError:
 
 
 def run(args: argparse.Namespace) -> int:
-    project, plan, describe, notes = _plan(args)
+    whole = plan_init(
+        InitOptions(
+            dir=args.dir,
+            jax=args.jax,
+            python=args.python,
+            jaxbench=args.jaxbench,
+            launch_method=args.launch_method,
+        )
+    )
+    project, plan, describe, notes = whole.project, whole.plan, whole.describe, whole.notes
     found = apply.survey(project.root, plan)
     if found.conflicting and args.force:
         replaced = set(found.new + found.conflicting)
