@@ -291,8 +291,7 @@ def test_publish_summary_and_page_name_them(
         f"jaxbench: published {run.root / 'html'}: 0 regression(s) and 3 failing "
         "benchmark(s) in 2 group(s) (2 newly failing) listed in "
     )
-    assert out[1].startswith("3 benchmarks fail at the newest commit (2 newly failing")
-    assert f"   bench.Suite.time_step(1)  failed at 1 of 3 commits: {ERROR}" in out
+    assert len(out) == 1  # said once: the page and `jaxbench regressions` list them
     page = (run.root / "html" / "jaxbench" / "regressions.html").read_text()
     parser = _Failing()
     parser.feed(page)

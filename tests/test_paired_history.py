@@ -201,6 +201,46 @@ def test_pairs_on_file_are_not_measured_again(measured: Measured) -> None:
     assert "on file, skipped" in done.stderr
 
 
+def test_a_pair_on_file_is_completed_when_the_suite_gains_benchmarks(
+    measured: Measured, tmp_path: Path
+) -> None:
+    """A benchmark added to the suite later is timed for the pairs on file (and only it);
+    one that cannot be timed is kept with its cause, never dropped in silence."""
+    root = _bad_copy(measured, tmp_path)
+    suite = root / "benchmarks" / "bench.py"
+    suite.write_text(
+        suite.read_text()
+        + "\n    def time_again(self):\n        toylib.work()\n"
+        + "\n    def time_broken(self):\n        raise RuntimeError('no such thing')\n"
+    )
+    writer = AsvResultsWriter(root / "results", machine=MACHINE)
+    for name in (BENCH, "bench.Work.time_again", "bench.Work.time_broken"):
+        writer.add_benchmark(name)
+    writer.write_meta()
+    pair = (measured.commits[-2], measured.commits[-1])
+    before = next(
+        r for r in load_paired(root / "results") if (r.base_commit, r.head_commit) == pair
+    )
+    done = _jaxbench(
+        "pair-history", *reversed(pair), "--machine", MACHINE, "--python", sys.executable,
+        "--env", ENV, "--rounds", "4", "--second-look", "0", "--per-round", "5", cwd=root,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "without 2 benchmark(s) the suite has now: timing those" in done.stderr
+    assert "1 not timed: RuntimeError: no such thing (bench.Work.time_broken)" in done.stderr
+    after = next(r for r in load_paired(root / "results") if (r.base_commit, r.head_commit) == pair)
+    assert after.estimates[0] == before.estimates[0]  # what was on file is kept as measured
+    assert [e.benchmark for e in after.estimates] == [BENCH, "bench.Work.time_again"]
+    assert [(u.benchmark, u.cause) for u in after.untimed] == [
+        ("bench.Work.time_broken", "RuntimeError: no such thing")
+    ]
+    again = _jaxbench(
+        "pair-history", *reversed(pair), "--machine", MACHINE, "--python", sys.executable,
+        "--env", ENV, cwd=root,
+    )  # fmt: skip
+    assert "on file, skipped" in again.stderr  # complete now: the failed item is on file too
+
+
 def _bad_copy(measured: Measured, tmp_path: Path) -> Path:
     root = tmp_path / "copy"
     shutil.copytree(measured.root, root, ignore=shutil.ignore_patterns("html"))

@@ -13,7 +13,6 @@ from jaxbench.analyse.detect import DEFAULT_DETECTOR, DETECTORS
 from jaxbench.commands import add_asv_log_argument
 from jaxbench.jobs.publish import publish
 from jaxbench.render.failures import publish_lines
-from jaxbench.render.regressions import FAILURE_LINES
 
 __all__ = ["HELP", "add_arguments", "run"]
 
@@ -64,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         outcome.regressions,
         outcome.failing,
         args.asv_log,
-        budget=FAILURE_LINES,
+        budget=0,
     )
     for line in lines:
         print(line)

@@ -229,7 +229,10 @@ def publish_lines(
     *,
     budget: int,
 ) -> list[str]:
-    """``jaxbench publish``'s summary line, then its failing benchmarks in ``budget`` lines."""
+    """``jaxbench publish``'s one line (the failing benchmarks are on the page and in
+    ``jaxbench regressions``, which ``make bench`` runs next: said once there).
+
+    ``budget`` is kept for callers that print the groups too (0: none)."""
     total, newly, _always, retired = failure_counts(groups)
     wholes = sum(g.whole_result for g in groups)
     detail = f"{newly} newly failing"
@@ -242,4 +245,6 @@ def publish_lines(
         f"jaxbench: published {html_dir}: {regressions} regression(s) and {total} failing "
         f"benchmark(s){grouped} ({detail}) listed in {page}"
     )
+    if not budget:
+        return [first]
     return [first, *failures_text(groups, asv_logs, budget=budget)]
