@@ -148,6 +148,8 @@ def test_a_project_shape_adopts_jaxbench_end_to_end(
     named = re.search(r"broken\.Broken\S*.*", again.stdout)
     assert named is not None, _tail(again)
     assert "ReferenceMismatch" in again.stdout or "tolerance" in again.stdout, _tail(again)
+    if history.name == "src-setuptools":
+        _a_suite_that_does_not_import_fails_the_job_and_loses_nothing(root)
     _record(
         Row(
             shape=history.name,
@@ -160,3 +162,23 @@ def test_a_project_shape_adopts_jaxbench_end_to_end(
             failing_named=named.group(0).strip()[:90],
         )
     )
+
+
+def _a_suite_that_does_not_import_fails_the_job_and_loses_nothing(root: Path) -> None:
+    """A suite file with a syntax error: make bench exits non-zero, the file and line
+    in its last lines, and every result already measured is still there, unchanged."""
+    results = root / "results"
+    before = {p: p.read_bytes() for p in results.rglob("*") if p.is_file() and p.suffix != ".npz"}
+    (root / "benchmarks" / "bad.py").write_text("import numpy\n\ndef time_x(:\n    pass\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "a suite file that does not compile",
+        date="2024-01-03T00:00:00+00:00")  # fmt: skip
+    done = make(root, "bench", "COMMITS=1", PAIR_ARGS, timeout=TIMEOUT)
+    assert done.returncode != 0, _tail(done)
+    last = (done.stdout + done.stderr).strip().splitlines()[-3:]
+    said = "\n".join(last)
+    assert "make bench: failed: asv could not import the benchmark suite: " in said, said
+    assert "benchmarks/bad.py, line 3: SyntaxError" in said, said
+    after = {p: p.read_bytes() for p in results.rglob("*") if p.is_file() and p.suffix != ".npz"}
+    assert {p: after.get(p) for p in before} == before  # nothing measured is lost
+    assert (root / "html" / "index.html").is_file()  # what was measured is still published
