@@ -231,6 +231,23 @@ def test_the_page_reads_on_github_as_in_the_site(page: Path) -> None:
             assert path.parent == docs_pictures.FOLDER, f"{page.name}: {target}"
 
 
+#: A date (2026-12-04) or a commit hash (7 to 40 hex digits with a digit and a letter).
+DATED = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\b(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")
+
+
+@pytest.mark.parametrize("page", [README, REPO / "docs" / "index.md"], ids=lambda p: p.name)
+def test_the_front_pages_state_goals_not_dated_measurements(page: Path) -> None:
+    """Dates and commits belong to docs/measured.md, where each figure has its command."""
+    text = page.read_text(encoding="utf-8")
+    assert DATED.findall(text) == []
+    assert "measured.md" in text
+    if page == README:
+        assert len(text.splitlines()) <= 150
+        pictures = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text)
+        assert pictures == ["docs/pictures/graph.png"]
+    assert DATED.findall("at `26f8093` on 2026-12-04") == ["26f8093", "2026-12-04"]
+
+
 #: Targets that land with another branch of issue 42 (`make review`): the test
 #: fails once the Makefile has them, so that this entry is removed then.
 PENDING = {"review"}
