@@ -9,9 +9,10 @@ it. ``make docs`` only copies them: it needs no browser.
 **When a picture is out of date.** A photograph is fixed by what it is
 taken of and how: the published pages (every file ``jaxbench publish``
 writes for the example, asv's ``info.json`` less its publish time), the
-comment's page, and this file (the camera: viewport, clips, what is
-clicked). Their digest is recorded in ``docs/pictures/pictures.json`` beside
-each picture's size and the Chromium version that took them.
+comment as ``jaxbench compare --format markdown`` writes it, and this file
+(the camera: viewport, clips, what is clicked). Their digest is recorded in
+``docs/pictures/pictures.json`` beside each picture's size and the Chromium
+version that took them.
 ``tests/test_docs.py`` publishes the example again (no browser, seconds) and
 fails when the digest differs, or a picture is missing; a browser test takes
 the photographs again and compares them with the committed ones: pixel for
@@ -94,7 +95,8 @@ def inputs_digest(subject: Subject) -> str:
             info.pop("timestamp", None)  # when it was published, not what
             data = json.dumps(info, sort_keys=True).encode()
         digest.update(path.relative_to(subject.site).as_posix().encode() + b"\0" + data + b"\0")
-    digest.update(b"comment\0" + subject.comment.read_bytes() + b"\0")
+    # the comment as jaxbench writes it (its page's HTML depends on Markdown's version too)
+    digest.update(b"comment\0" + subject.outputs["review-comment.md"].encode() + b"\0")
     digest.update(b"camera\0" + Path(__file__).read_bytes())
     return digest.hexdigest()
 
