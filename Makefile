@@ -110,13 +110,23 @@ preview: publish
 	$(BIN)/python -m http.server --bind 127.0.0.1 --directory html $(PORT)
 
 # --- the guide -----------------------------------------------------------------------
-# mkdocs.yml; tests/docs_site.py generates the command-line reference and the
-# screenshots (headless Chromium) at build time. Strict: a broken link fails.
+# mkdocs.yml, into site/; strict: a broken link fails. No browser: the pictures are
+# committed (docs/pictures/). What the pages show from the code is committed too;
+# `make docs-generated` rewrites it (the command-line reference, development.md's
+# module list, the example outputs), `make pictures` takes the pictures again
+# (headless Chromium). tests/test_docs.py fails while either is out of date.
 docs: $(BIN)/.installed
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 docs-serve: $(BIN)/.installed
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --strict --dev-addr 127.0.0.1:$(PORT)
+
+.PHONY: docs-generated pictures
+docs-generated: $(BIN)/.installed
+	$(BIN)/python tests/docs_site.py --write
+
+pictures: $(BIN)/.installed
+	$(BIN)/python tests/docs_pictures.py --write
 
 # --- the tests -----------------------------------------------------------------------
 # pytest's processes (pytest-xdist): each test module in one process (its

@@ -1,4 +1,4 @@
-"""This project's asv suite: the lesson's workloads (``jaxbench.measure.workloads``).
+"""This project's asv suite: the demo workloads (``jaxbench.measure.workloads``).
 
 Each ``jax_suite`` call makes two classes: the timed one (``time_warm``,
 ``peakmem_call``) and its figures (first call and its stages, accuracy,

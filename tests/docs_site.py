@@ -1,59 +1,65 @@
-"""The documentation site's generated parts, and the mkdocs hook that makes them.
+"""The guide's generated parts: made from the code, committed, checked by the tests.
 
-``mkdocs.yml`` names this file under ``hooks:``, so every ``mkdocs build``
-(``make docs``, ``tests/test_docs.py``) and ``mkdocs serve`` runs it:
+Nothing is generated when the site is built: ``make docs`` is a plain
+``mkdocs build --strict`` (no hook, no browser), and every page reads the
+same on GitHub as in the site. What the pages show from the code is
+committed, and ``tests/test_docs.py`` fails when it differs from what the
+code makes now:
 
-* **the command-line reference** (``reference.md``): ``jaxbench --help`` and
+* **docs/reference.md**, the command-line reference: ``jaxbench --help`` and
   ``jaxbench COMMAND --help`` of every command, captured from the argparse
-  definitions in :mod:`jaxbench.cli` (one source; never imports jax);
-* **the screenshots and outputs the guide shows**: the planted history of
-  ``tests/test_browser.py`` (ten commits, a 30 % warm-time step at commit 6)
-  with a paired history beside it, published with ``jaxbench publish`` and
-  photographed in headless Chromium (the regressions page, a graph, the
-  paired history, the pull-request comment rendered); ``jaxbench
-  regressions`` and ``jaxbench compare --format markdown`` on it as text.
+  definitions in :mod:`jaxbench.cli` (it never imports jax); the internal
+  helpers (``cli.INTERNAL``) in a section of their own;
+* **docs/development.md's module list**, from each module's first docstring
+  line (``tests/docs_layout.py``);
+* **the outputs the pages show as text**: ``jaxbench regressions`` and
+  ``jaxbench compare`` on the guide's example history (:func:`build_example`:
+  the planted history of ``tests/test_browser.py``, ten commits with a 30 %
+  warm-time step at commit 6, a paired history beside it, and a pull
+  request's results), each between ``<!-- generated: NAME -->`` and
+  ``<!-- end generated: NAME -->`` in the page, as a plain code block.
 
-They are generated at build time, not committed: a picture of the pages as
-they are at this commit cannot go stale, and a change to the pages needs no
-second commit of binary files. They land in ``build/docs-generated/<digest>/``,
-keyed by a digest of what they are made from (``src/jaxbench``, this file,
-``tests/test_browser.py``), so ``mkdocs serve`` regenerates them only when
-that changes. The pages include the text outputs with ``pymdownx.snippets``
-(``--8<--``) from ``build/docs-generated/current/``.
+``python tests/docs_site.py`` names what is out of date (exit 1);
+``python tests/docs_site.py --write`` (``make docs-generated``) rewrites it.
+The pictures are made from the same example history by
+``tests/docs_pictures.py`` (``make pictures``, which needs Chromium).
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
-import hashlib
 import io
 import os
 import re
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 TESTS = REPO / "tests"
-GENERATED = REPO / "build" / "docs-generated"
-#: What pages include with ``--8<--`` (a copy of the newest generated set).
-CURRENT = GENERATED / "current"
+DOCS = REPO / "docs"
+REFERENCE = DOCS / "reference.md"
 #: The width ``--help`` is wrapped at in the reference (argparse reads COLUMNS).
 HELP_COLUMNS = 100
-#: The generated pictures, by file name: what each shows.
-SCREENSHOTS = {
-    "regressions.png": "the regressions page of the planted history",
-    "graph.png": "asv's graph of the stepped series, opened from the regressions page",
-    "paired.png": "the paired history page",
-    "review-comment.png": "the pull-request comment, rendered",
-    "index.png": "asv's grid of benchmarks, with jaxbench's link in the top bar",
-}
-#: Text outputs, by file name.
-OUTPUTS = ("regressions.txt", "review-comment.md", "compare.txt")
 #: Where the comment's graph links point in the generated example.
 EXAMPLE_HTML_URL = "https://example.org/benchmarks/"
+#: Where the example history's temporary folder is shown as being.
+SHOWN_ROOT = "/tmp/history"
+#: A generated block in a page: its name, then what the code makes of it.
+BLOCK = re.compile(
+    r"(?P<open><!-- generated: (?P<name>[\w.-]+) -->\n)(?P<body>.*?)"
+    r"(?P<close><!-- end generated: (?P=name) -->)",
+    re.DOTALL,
+)
+#: Says how to regenerate, in every generated file.
+REGENERATE = "python tests/docs_site.py --write (make docs-generated)"
+
+if str(TESTS) not in sys.path:
+    sys.path.insert(0, str(TESTS))
 
 
 # --- the command-line reference ---------------------------------------------------
@@ -79,36 +85,45 @@ def help_text(*command: str) -> str:
 
 def cli_reference() -> str:
     """The reference page: every command's ``--help``, from the argparse definitions."""
-    from jaxbench.cli import COMMANDS
+    from jaxbench.cli import COMMANDS, INTERNAL
 
     parts = [
+        f"<!-- generated by {REGENERATE}: edit the argparse definitions, not this file -->\n",
         "# Command-line reference\n\n",
         "Generated from the argparse definitions in `jaxbench.cli` and "
-        "`jaxbench.commands` when the site is built: each block is what "
-        "`jaxbench COMMAND --help` prints. All commands but `report` belong to the "
-        "analysing half and never import jax. Bad input gives one line naming the "
-        "problem and the fix, exit status 2, no traceback and no half-written "
-        "file ([Reliability](reliability.md)).\n\n",
+        "`jaxbench.commands`: each block is what `jaxbench COMMAND --help` prints. "
+        "All commands but `report` belong to the analysing half and never import jax. "
+        "Bad input gives one line naming the problem and the fix, exit status 2, no "
+        "traceback and no half-written file ([Reliability](reliability.md)).\n\n",
         "## jaxbench\n\n```text\n",
         help_text(),
         "```\n",
     ]
-    for name in COMMANDS:
+    for name in (n for n in COMMANDS if n not in INTERNAL):
         parts += [f"\n## jaxbench {name}\n\n```text\n", help_text(name), "```\n"]
+    parts.append(
+        "\n## Internal helpers\n\nCalled by `make bench` and the workflows, not listed by "
+        "`jaxbench --help`; documented here for those who change them.\n"
+    )
+    for name in sorted(INTERNAL):
+        parts += [f"\n### jaxbench {name}\n\n```text\n", help_text(name), "```\n"]
     return "".join(parts)
 
 
-# --- the screenshots ------------------------------------------------------------------
+# --- the example history ------------------------------------------------------------
 
 
-def source_digest() -> str:
-    """A digest of everything the generated pictures and outputs are made from."""
-    digest = hashlib.sha256()
-    sources = sorted((REPO / "src" / "jaxbench").rglob("*"))
-    for path in [*sources, Path(__file__), TESTS / "test_browser.py"]:
-        if path.is_file() and "__pycache__" not in path.parts:
-            digest.update(str(path.relative_to(REPO)).encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()[:16]
+@dataclass(frozen=True)
+class Example:
+    """The guide's example: the planted history, its paired history, a pull request's results."""
+
+    root: Path
+    config: Path
+    results: Path
+    html_dir: Path
+    review_results: Path
+    base: str
+    head: str
 
 
 def _write_paired_history(root: Path, commits: tuple[str, ...]) -> None:
@@ -243,7 +258,8 @@ def _comment_page(markdown_text: str) -> str:
     """The comment as GitHub shows it, near enough: markdown, tables, open details."""
     import markdown  # type: ignore[import-untyped]
 
-    text = re.sub(r"<details>", '<details open markdown="1">', markdown_text)
+    # closed, as GitHub shows it; markdown="1": its table is rendered when opened
+    text = re.sub(r"<details>", '<details markdown="1">', markdown_text)
     body = markdown.markdown(text, extensions=["tables", "md_in_html"])
     style = (
         "body{font:14px/1.5 -apple-system,'Segoe UI',Helvetica,Arial,sans-serif;"
@@ -263,136 +279,113 @@ def _comment_page(markdown_text: str) -> str:
     )
 
 
-def _photograph(site: Path, comment: Path, out: Path) -> None:
-    """The screenshots, in headless Chromium; any console error or remote request fails."""
-    from playwright.sync_api import sync_playwright
-
-    from jaxbench.render import html, paired
-    from served import served
-    from test_browser import CHROMIUM, CHROMIUM_ARGS
-
-    if not CHROMIUM.exists():
-        raise SystemExit(
-            f"docs: no {CHROMIUM} to take the guide's screenshots: install it with "
-            "'apt-get install -y chromium' or set JAXBENCH_CHROMIUM"
-        )
-    problems: list[str] = []
-    with served(site) as url, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            context = browser.new_context(viewport={"width": 1200, "height": 720})
-            tab: Any = context.new_page()
-
-            def route(request: Any) -> None:
-                if request.request.url.startswith((url, "file://")):
-                    request.continue_()
-                else:
-                    problems.append(f"remote request {request.request.url}")
-                    request.abort()
-
-            tab.route("**/*", route)
-
-            def console(message: Any) -> None:
-                if message.type == "error":
-                    problems.append(message.text)
-
-            def response(answer: Any) -> None:
-                if answer.status >= 400:
-                    problems.append(f"{answer.status} {answer.url}")
-
-            tab.on("console", console)
-            tab.on("pageerror", lambda e: problems.append(str(e)))
-            tab.on("response", response)
-
-            tab.goto(url + "index.html", wait_until="networkidle")
-            tab.wait_for_selector("#summarygrid-display .benchmark-container")
-            tab.screenshot(path=str(out / "index.png"))
-
-            tab.goto(url + html.REGRESSIONS_PAGE, wait_until="networkidle")
-            tab.screenshot(path=str(out / "regressions.png"), full_page=True)
-
-            tab.locator("#time tr.regression a").first.click()
-            tab.wait_for_selector("#main-graph canvas.flot-base")
-            tab.wait_for_load_state("networkidle")
-            tab.wait_for_timeout(300)  # flot draws after the data arrives
-            tab.screenshot(path=str(out / "graph.png"))
-
-            tab.goto(url + paired.PAIRED_PAGE, wait_until="networkidle")
-            tab.screenshot(path=str(out / "paired.png"), full_page=True)
-
-            tab.goto(comment.as_uri(), wait_until="load")
-            tab.locator(".comment").screenshot(path=str(out / "review-comment.png"))
-            context.close()
-        finally:
-            browser.close()
-    if problems:
-        raise SystemExit(
-            "docs: the pages photographed for the guide failed: " + "; ".join(problems)
-        )
-
-
-def generate(out: Path) -> None:
-    """Write the screenshots and text outputs into ``out``."""
-    if str(TESTS) not in sys.path:
-        sys.path.insert(0, str(TESTS))
+def build_example(root: Path) -> Example:
+    """The guide's example history under ``root`` (nothing published)."""
     from test_browser import STEP_AT, make_history
 
-    out.mkdir(parents=True, exist_ok=True)
+    history = make_history(root)
+    _write_paired_history(history.root, history.commits)
+    base, head = history.commits[STEP_AT - 2], history.commits[STEP_AT - 1]
+    return Example(
+        root=root,
+        config=history.config,
+        results=history.root / "results",
+        html_dir=history.html_dir,
+        review_results=_write_review(history.root, base, head),
+        base=base,
+        head=head,
+    )
+
+
+@contextlib.contextmanager
+def example() -> Iterator[Example]:
+    """The example history in a temporary folder, removed after the block."""
     with tempfile.TemporaryDirectory(prefix="jaxbench-docs-") as tmp:
-        history = make_history(Path(tmp))
-        _write_paired_history(history.root, history.commits)
-        config = str(history.config)
-        results = str(history.root / "results")
-        status, _ = _run_cli("publish", "--config", config)
-        if status != 0:
-            raise SystemExit(f"docs: jaxbench publish of the planted history exited {status}")
-        _, listing = _run_cli("regressions", "--config", config, "--results", results)
-        (out / "regressions.txt").write_text(listing.replace(tmp, "/tmp/history"), encoding="utf-8")
-        base, head = history.commits[STEP_AT - 2], history.commits[STEP_AT - 1]
-        review = str(_write_review(history.root, base, head))
-        compare = ("compare", base[:8], head[:8], "--results", review)
-        _, text = _run_cli(*compare)
-        (out / "compare.txt").write_text(text, encoding="utf-8")
-        _, comment = _run_cli(*compare, "--format", "markdown", "--html-url", EXAMPLE_HTML_URL)
-        (out / "review-comment.md").write_text(comment, encoding="utf-8")
-        page = Path(tmp) / "comment.html"
-        page.write_text(_comment_page(comment), encoding="utf-8")
-        _photograph(history.html_dir, page, out)
+        yield build_example(Path(tmp))
 
 
-def generated() -> Path:
-    """The generated set for the current sources (made if missing), copied to ``current``."""
-    target = GENERATED / source_digest()
-    wanted = [*SCREENSHOTS, *OUTPUTS]
-    if not all((target / name).is_file() for name in wanted):
-        partial = target.with_name(target.name + ".partial")
-        shutil.rmtree(partial, ignore_errors=True)
-        generate(partial)
-        shutil.rmtree(target, ignore_errors=True)
-        partial.rename(target)
-        for older in GENERATED.iterdir():  # sets made from older sources
-            if older.is_dir() and older not in (target, CURRENT):
-                shutil.rmtree(older, ignore_errors=True)
-    shutil.rmtree(CURRENT, ignore_errors=True)
-    shutil.copytree(target, CURRENT)
-    return target
+def text_outputs(made: Example) -> dict[str, str]:
+    """What the pages show as text, and the comment the pictures render, by file name."""
+    _, listing = _run_cli(
+        "regressions", "--config", str(made.config), "--results", str(made.results)
+    )
+    compare = ("compare", made.base[:8], made.head[:8], "--results", str(made.review_results))
+    _, table = _run_cli(*compare)
+    _, comment = _run_cli(*compare, "--format", "markdown", "--html-url", EXAMPLE_HTML_URL)
+    outputs = {"regressions.txt": listing, "compare.txt": table, "review-comment.md": comment}
+    return {name: text.replace(str(made.root), SHOWN_ROOT) for name, text in outputs.items()}
 
 
-# --- the mkdocs hook ----------------------------------------------------------------
+# --- the generated blocks of the pages ----------------------------------------------
 
 
-def on_pre_build(config: Any) -> None:
-    """Make (or reuse) the generated set before the pages are read."""
-    generated()
+def _code_block(text: str) -> str:
+    return "```text\n" + text + ("" if text.endswith("\n") else "\n") + "```\n"
 
 
-def on_files(files: Any, config: Any) -> Any:
-    """Add the reference page and the screenshots (``img/generated/``) to the site."""
-    from mkdocs.structure.files import File
+def block_makers(outputs: dict[str, str]) -> dict[str, Callable[[], str]]:
+    """Each block name a page may hold -> what makes its body."""
+    from docs_layout import layout
 
-    files.append(File.generated(config, "reference.md", content=cli_reference()))
-    for name in SCREENSHOTS:
-        files.append(
-            File.generated(config, f"img/generated/{name}", abs_src_path=str(CURRENT / name))
-        )
-    return files
+    return {
+        "layout": layout,
+        "regressions.txt": lambda: _code_block(outputs["regressions.txt"]),
+        "compare.txt": lambda: _code_block(outputs["compare.txt"]),
+    }
+
+
+def fill(text: str, makers: dict[str, Callable[[], str]], page: str = "page") -> str:
+    """``text`` with the body of every generated block made anew."""
+
+    def body(match: re.Match[str]) -> str:
+        name = match["name"]
+        if name not in makers:
+            raise SystemExit(f"{page}: unknown generated block {name!r}; known: {sorted(makers)}")
+        return match["open"] + makers[name]() + match["close"]
+
+    return BLOCK.sub(body, text)
+
+
+def expected(outputs: dict[str, str]) -> dict[Path, str]:
+    """Every generated file, as the code makes it now."""
+    makers = block_makers(outputs)
+    wanted = {REFERENCE: cli_reference()}
+    for page in sorted(DOCS.glob("*.md")):
+        if page == REFERENCE:
+            continue
+        text = page.read_text(encoding="utf-8")
+        if BLOCK.search(text):
+            wanted[page] = fill(text, makers, page.name)
+    return wanted
+
+
+def stale(wanted: dict[Path, str]) -> list[Path]:
+    """The files whose committed text differs from ``wanted``."""
+    return [
+        path
+        for path, text in wanted.items()
+        if not path.is_file() or path.read_text(encoding="utf-8") != text
+    ]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--write", action="store_true", help="rewrite what is out of date")
+    args = parser.parse_args(argv)
+    with example() as made:
+        wanted = expected(text_outputs(made))
+    old = stale(wanted)
+    for path in old:
+        name = path.relative_to(REPO)
+        if args.write:
+            path.write_text(wanted[path], encoding="utf-8")
+            print(f"wrote {name}")
+        else:
+            print(f"{name} is out of date: run {REGENERATE}")
+    if not old:
+        print(f"{len(wanted)} generated file(s) up to date")
+    return 1 if old and not args.write else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

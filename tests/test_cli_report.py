@@ -56,10 +56,43 @@ def test_output_dir_keeps_one_file_per_label(
     assert rows96["input_shape"] == [96, 32]
     captured = capsys.readouterr()
     assert captured.out == ""
+    demo = (
+        "jaxbench report: timing the built-in demo workload 'predict' "
+        "(time yours with --workload module:factory --param NAME=VALUE)"
+    )
     assert captured.err.splitlines() == [
+        demo,
         f"wrote {tmp_path / 'predict.json'}",
+        demo,
         f"wrote {tmp_path / 'predict-96rows.json'}",
     ]
+
+
+def test_without_workload_it_says_first_that_it_times_the_demo(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The default is named on stderr before anything else; stdout stays JSON."""
+    assert cli.main(["report", "--repeats", "1"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.splitlines()[0].startswith(
+        "jaxbench report: timing the built-in demo workload 'predict'"
+    )
+    assert json.loads(captured.out)["workload"] == "predict"
+    assert cli.main(["report", "--repeats", "1", "--workload", "predict"]) == 0
+    assert capsys.readouterr().err == ""  # named, so nothing to say
+
+
+def test_help_says_what_it_times_and_marks_the_demo_only_options(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        cli.main(["report", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "else the built-in demo workload 'predict'" in text
+    assert "(default: the demo workload predict)" in text
+    demo_only = text[text.index("the built-in demo workloads only:") :]
+    assert all(option in demo_only for option in ("--rows", "--devices", "--list"))
+    assert "--param" not in demo_only
 
 
 def test_output_file_is_written_as_named(tmp_path: Path) -> None:

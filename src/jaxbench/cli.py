@@ -21,7 +21,7 @@ from typing import NoReturn
 from jaxbench import __version__
 from jaxbench.errors import JaxbenchError
 
-__all__ = ["COMMANDS", "main"]
+__all__ = ["COMMANDS", "INTERNAL", "main"]
 
 #: Subcommand name -> module under ``jaxbench.commands``.
 COMMANDS: dict[str, str] = {
@@ -38,6 +38,10 @@ COMMANDS: dict[str, str] = {
     "check-run": "check_run",
     "progress": "progress",
 }
+
+#: Helpers that ``make bench`` and the workflows call, not commands for people:
+#: callable like the others, left out of ``jaxbench --help``'s list.
+INTERNAL = frozenset({"check-run", "progress"})
 
 EXIT_USAGE = 2
 
@@ -64,13 +68,14 @@ def _build_parser(argv: Sequence[str]) -> _Parser:
     # Import only the module of the command asked for; list the others by name.
     wanted = next((a for a in argv if not a.startswith("-")), None)
     for name in COMMANDS:
-        if name == wanted or wanted not in COMMANDS:
-            module = _load(name)
-            sp = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        module = _load(name) if name == wanted or wanted not in COMMANDS else None
+        text = module.HELP if module else f"see 'jaxbench {name} --help'"
+        # argparse lists a subcommand in --help only when it is given a help text.
+        sp = sub.add_parser(name) if name in INTERNAL else sub.add_parser(name, help=text)
+        if module is not None:
+            sp.description = module.HELP
             module.add_arguments(sp)
             sp.set_defaults(_run=module.run)
-        else:
-            sub.add_parser(name, help=f"see 'jaxbench {name} --help'")
     return parser
 
 

@@ -1,10 +1,13 @@
-"""``jaxbench report``: the lesson's JSON benchmark report, measured now.
+"""``jaxbench report``: one workload measured now, as a JSON report.
 
-``--workload`` is a lesson workload (``predict``, ``all``, see ``--list``) or
-your own, ``module:factory`` (imported from the current directory, as asv
-imports a suite): ``factory(**params)`` returns a
+``--workload`` is your own, ``module:factory`` (imported from the current
+directory, as asv imports a suite): ``factory(**params)`` returns a
 :class:`jaxbench.measure.Workload`, with ``--param name=value`` for each
-parameter (values read as Python literals, else as strings).
+parameter (values read as Python literals, else as strings). Without it,
+``report`` times the built-in demo workload ``predict`` and says so first.
+The demo workloads (``predict``, ``energy``, ``structured``, ``sharded``;
+``all``; ``--list``) are the seed this project grew from, a lesson on timing
+JAX code correctly; ``--rows``, ``--devices`` and ``--list`` apply to them only.
 ``--record-golden`` writes the output of a workload whose reference is
 ``Golden(path)`` to that path, once.
 """
@@ -23,14 +26,21 @@ from jaxbench.commands import positive_int
 from jaxbench.errors import UsageError, WorkloadError
 from jaxbench.store.fsio import write_bytes_atomic, write_text_atomic
 
-HELP = "measure workloads now and print the lesson's JSON report"
+HELP = (
+    "time a workload now and print its JSON report: yours with --workload module:factory, "
+    "else the built-in demo workload 'predict'"
+)
+#: What ``report`` times without ``--workload``.
+DEMO_DEFAULT = "predict"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--workload",
-        default="predict",
-        help="a workload name, 'all', or your own as module:factory (default: predict)",
+        help=(
+            "your workload as module:factory, or a built-in demo workload's name "
+            f"('all' for every one; see --list) (default: the demo workload {DEMO_DEFAULT})"
+        ),
     )
     parser.add_argument(
         "--param",
@@ -39,10 +49,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME=VALUE",
         help="a parameter of module:factory (repeat for more; VALUE as a Python literal)",
     )
-    parser.add_argument("--rows", type=positive_int, help="rows of x (default: 64)")
-    parser.add_argument(
+    demo = parser.add_argument_group(
+        "the built-in demo workloads only", "options of predict, energy, structured and sharded"
+    )
+    demo.add_argument("--rows", type=positive_int, help="rows of x (default: 64)")
+    demo.add_argument(
         "--devices", type=positive_int, help="logical devices for 'sharded' (default: 1)"
     )
+    demo.add_argument("--list", action="store_true", help="list the demo workloads and exit")
     parser.add_argument("--repeats", type=positive_int, default=7, help="warm samples (default: 7)")
     parser.add_argument(
         "--output",
@@ -54,7 +68,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="write the output of a Golden(path) workload to its path, then report",
     )
-    parser.add_argument("--list", action="store_true", help="list the workloads and exit")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -68,6 +81,9 @@ def run(args: argparse.Namespace) -> int:
         names = workloads.names()
         print(format_listing((n, workloads.get(n).description) for n in names), end="")
         return 0
+    demo_default = args.workload is None
+    if demo_default:
+        args.workload = DEMO_DEFAULT
     if ":" in args.workload:
         chosen = [load_workload(args.workload, parse_params(args.param))]
     else:
@@ -80,6 +96,12 @@ def run(args: argparse.Namespace) -> int:
     target = _target(args.output, chosen[0].label if len(chosen) == 1 else "all")
     if args.record_golden:
         _record_golden(chosen)
+    if demo_default:
+        print(
+            f"jaxbench report: timing the built-in demo workload {DEMO_DEFAULT!r} "
+            "(time yours with --workload module:factory --param NAME=VALUE)",
+            file=sys.stderr,
+        )
     reports = [report.to_dict(measure(w, repeats=args.repeats)) for w in chosen]
     for data in reports:
         for line in data.get("warnings", []):
