@@ -528,7 +528,7 @@ def jax_suite(
 ) -> tuple[type, type]:
     """Make the timed class and the figures class of one workload.
 
-    ``workload`` is a lesson workload name (:func:`jaxbench.measure.workloads.get`)
+    ``workload`` is a demo workload name (:func:`jaxbench.measure.workloads.get`)
     or a callable taking the parameters as keywords and returning a
     :class:`~jaxbench.measure.Workload`. ``number``: calls per timed sample
     (asv's ``number``; :data:`NUMBER` by default), 1 for a workload whose

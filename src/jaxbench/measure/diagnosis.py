@@ -1,6 +1,6 @@
-"""The lesson's diagnosis, as code: a broken timer and its repair.
+"""A broken JAX timer and its repair, as code (the diagnosis of the seed lesson).
 
-The broken timer is the one the lesson asks us to diagnose::
+The broken timer is the one that lesson asks us to diagnose::
 
     start; create inputs; call fn(inputs); stop
 

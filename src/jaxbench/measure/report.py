@@ -1,4 +1,4 @@
-"""The lesson's JSON benchmark report, for any workload.
+"""The JSON benchmark report (the seed lesson's schema, grown), for any workload.
 
 Format history:
 

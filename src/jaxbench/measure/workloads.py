@@ -21,7 +21,8 @@ A :class:`Workload` is one record a benchmark is made of:
 * ``atol``/``rtol``: one number, or a mapping from output leaf path (``/loss``,
   ``/0/w1``) to a number, ``"*"`` for the rest.
 
-The lesson's workloads (:func:`get`: predict, energy, structured, sharded) are
+The demo workloads, from the seed lesson this project grew from (:func:`get`:
+predict, energy, structured, sharded), are
 ordinary instances. The references are pure NumPy.
 """
 
@@ -209,7 +210,7 @@ class Workload:
         return self.host_args().args
 
 
-# --- the lesson's workloads -----------------------------------------------------
+# --- the demo workloads -----------------------------------------------------
 
 
 def predict(x: Any, w: Any) -> Any:
