@@ -40,6 +40,7 @@ from jaxbench.errors import UsageError
 from jaxbench.jobs.pair_history import PairSettings
 from jaxbench.lockstep.checkout import Sides
 from jaxbench.lockstep.coordinator import (
+    Item,
     Side,
     SideResult,
     compile_cache_environ,
@@ -52,9 +53,13 @@ from jaxbench.render.progress import Progress
 from jaxbench.store.asv_results import load_or_new, save_atomic
 from jaxbench.store.machine import probe, write_machine
 
-__all__ = ["AbDone", "AbSettings", "describe", "time_side_by_side"]
+__all__ = ["PROBE_SAMPLES", "AbDone", "AbSettings", "Size", "describe", "time_side_by_side"]
 
 Say = Callable[[str], None]
+#: ``size(sample, rest)`` -> samples a round (see :func:`time_side_by_side`)
+Size = Callable[[float, float], int]
+#: Samples a side a round of the probe round that sizes the rounds to a budget.
+PROBE_SAMPLES = 3
 
 
 @dataclass(frozen=True)
@@ -80,6 +85,23 @@ class AbDone:
     #: the two result files written (base, head)
     written: tuple[Path, Path]
     seconds: float
+    #: samples a side a round (``compare --paired``'s N)
+    per_round: int
+
+
+def _probe(base: Side, head: Side, items: list[Item], settings: AbSettings, size: Size) -> int:
+    """One round of :data:`PROBE_SAMPLES` samples a side: ``size`` of what it cost."""
+    clock = time.monotonic()
+    outcomes = run_lockstep_suite(
+        base, head, items, rounds=1, per_round=PROBE_SAMPLES, cpus=settings.cpus
+    )
+    took = time.monotonic() - clock
+    sample = 0.0
+    for pair in outcomes:
+        taken = [s * o.number for o in pair for s in o.samples if math.isfinite(s)]
+        if taken:
+            sample += statistics.median(taken)
+    return size(sample, max(0.0, took - 2 * PROBE_SAMPLES * sample))
 
 
 def _check_python(side: Side) -> None:
@@ -147,8 +169,21 @@ def time_side_by_side(
     settings: AbSettings,
     say: Say,
     job: str = "jaxbench ab",
+    deadline: float | None = None,
+    size: Size | None = None,
 ) -> AbDone:
-    """Time every selected warm time of both sides, in rounds, into both commits' results."""
+    """Time every selected warm time of both sides, in rounds, into both commits' results.
+
+    ``deadline``: a :func:`time.monotonic` time the rounds should end by; from
+    :data:`~jaxbench.analyse.stats.MIN_PAIRED_ROUNDS` rounds on, a batch of
+    rounds starts only when the last one says it will end by then (a budget
+    that ends the first look early also leaves out the second).
+
+    ``size``: the samples a round are chosen after a probe round of
+    :data:`PROBE_SAMPLES` samples a side (which also fills the compilation
+    cache; its samples are not kept): ``size(sample, rest)`` gets what one
+    sample of every item costs a side and what the probe round took beside
+    its samples, in seconds, and returns the samples a round."""
     base, head = sides.base, sides.head
     base_commit, head_commit = sides.base_commit, sides.head_commit
     if settings.cpus < 0:
@@ -169,34 +204,55 @@ def time_side_by_side(
             f"no asv time benchmark in {head.benchmarks} matches {list(settings.bench)}; "
             "check the --bench pattern (asv check lists the benchmarks)"
         )
+    items = [item for _, item in items_of(listed)]
     python = f"{sys.version_info.major}.{sys.version_info.minor}"
     files = {
         "base": load_or_new(results, machine, base_commit, env, python),
         "head": load_or_new(results, machine, head_commit, env, python),
     }
-    looks = f" (+{settings.second_look} where suggestive)" if settings.second_look else ""
-    say(
-        f"{job}: {len(listed)} benchmark(s), {settings.rounds} rounds{looks} x "
-        f"{settings.per_round} samples a side, base {base_commit[:8]} / head {head_commit[:8]}"
-    )
-    items = [item for _, item in items_of(listed)]
     looked_again: list[int] = []
-
-    def more(index: int, base_result: SideResult, head_result: SideResult) -> bool:
-        first = paired_samples_p_value(base_result.samples, head_result.samples, settings.per_round)
-        wanted = first is not None and look_again(first)
-        if wanted:
-            looked_again.append(index)
-        return wanted
-
     started = datetime.datetime.now(datetime.UTC)
     clock = time.perf_counter()
-    progress = Progress(job, settings.rounds, 1, label="round")
+    last_batch = [time.monotonic()]
+    cut: list[int] = []
+
+    def keep_going(done: int) -> bool:
+        now = time.monotonic()
+        took, last_batch[0] = now - last_batch[0], now
+        if deadline is None or done < MIN_PAIRED_ROUNDS or now + took <= deadline:
+            return True
+        cut.append(done)
+        return False
+
     with tempfile.TemporaryDirectory(prefix="jaxbench-ab-jax-cache-") as cache:
         shared = compile_cache_environ(cache, os.environ) if settings.compile_cache else ()
+        base = replace(base, environ=(*base.environ, *shared))
+        head = replace(head, environ=(*head.environ, *shared))
+        if size is not None:
+            per_round = _probe(base, head, items, settings, size)
+            if per_round != settings.per_round:
+                say(f"{job}: {per_round} samples a round, not {settings.per_round}: the budget")
+            settings = replace(settings, per_round=per_round)
+        looks = f" (+{settings.second_look} where suggestive)" if settings.second_look else ""
+        say(
+            f"{job}: {len(listed)} benchmark(s), {settings.rounds} rounds{looks} x "
+            f"{settings.per_round} samples a side, base {base_commit[:8]} / head "
+            f"{head_commit[:8]}"
+        )
+        n = settings.per_round
+
+        def more(index: int, base_result: SideResult, head_result: SideResult) -> bool:
+            first = paired_samples_p_value(base_result.samples, head_result.samples, n)
+            wanted = first is not None and look_again(first)
+            if wanted:
+                looked_again.append(index)
+            return wanted
+
+        progress = Progress(job, settings.rounds, 1, label="round")
+        last_batch[0] = time.monotonic()
         outcomes = run_lockstep_suite(
-            replace(base, environ=(*base.environ, *shared)),
-            replace(head, environ=(*head.environ, *shared)),
+            base,
+            head,
             items,
             rounds=settings.rounds,
             per_round=settings.per_round,
@@ -205,8 +261,11 @@ def time_side_by_side(
             parallel=settings.parallel or concurrent_rounds(settings.cpus),
             more_rounds=settings.second_look,
             more=more,
+            keep_going=keep_going,
         )
     progress.close()
+    if cut:
+        say(f"{job}: the time budget ends the rounds after {cut[0]}")
     again = tuple(items[i].label for i in looked_again)
     if settings.second_look:
         say(
@@ -238,4 +297,4 @@ def time_side_by_side(
         # machine.json, as 'jaxbench machine' writes it (~/.asv-machine.json untouched).
         machine_json, _ = write_machine(probe(machine), results, register=False)
         say(f"{job}: wrote {machine_json}")
-    return AbDone(len(items), again, written, seconds)
+    return AbDone(len(items), again, written, seconds, settings.per_round)

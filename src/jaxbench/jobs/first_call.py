@@ -17,7 +17,7 @@ unpaired, so the row reads failing at that side only.
 Sequential rounds: from ``min_rounds`` on, the rounds stop as soon as every
 figure is settled (:func:`jaxbench.analyse.sequential.open_rows`: a rule
 that adds no false alarm), and as soon as the next round would not end by
-``deadline`` (a time budget; never before ``min_rounds``). With
+``deadline`` (a time budget; never before the paired test's 3). With
 ``min_rounds == rounds`` (``jaxbench first-call``'s default) every round
 runs. ``jaxbench first-call`` and ``jaxbench review`` call
 :func:`measure_side_by_side`. Never imports jax.
@@ -81,6 +81,8 @@ class FirstCallDone:
     stopped: str
     written: tuple[Path, Path]
     seconds: float
+    #: what each side measured, every round (base, head)
+    calls: tuple[FirstCalls, FirstCalls] = (FirstCalls(), FirstCalls())
 
 
 def paired_values(
@@ -207,7 +209,7 @@ def measure_side_by_side(
 
     ``deadline``: a :func:`time.monotonic` time the rounds should end by; a
     round is started only when the rounds so far say it will end by then
-    (``min_rounds`` always run)."""
+    (:data:`~jaxbench.analyse.stats.MIN_PAIRED_ROUNDS` always run)."""
     base, head = sides.base, sides.head
     base_commit, head_commit = sides.base_commit, sides.head_commit
     if base_commit == head_commit:
@@ -220,17 +222,17 @@ def measure_side_by_side(
     stopped: list[str] = []
 
     def keep_going(done: int, base_calls: FirstCalls, head_calls: FirstCalls) -> bool:
-        if done < settings.min_rounds:
+        if done < MIN_PAIRED_ROUNDS:
             return True
-        still = open_rows(
-            figures_so_far(base_calls, head_calls), settings.compare, below=settings.below
-        )
-        if not still:
-            stopped.append(f"every figure settled after {done} rounds")
-            return False
         per_round = (time.perf_counter() - clock) / done
         if deadline is not None and time.monotonic() + per_round > deadline:
-            stopped.append(f"the time budget ends before another round ({len(still)} open)")
+            stopped.append(f"the time budget ends before round {done + 1}")
+            return False
+        if done < settings.min_rounds:
+            return True
+        figures = figures_so_far(base_calls, head_calls)
+        if not open_rows(figures, settings.compare, below=settings.below):
+            stopped.append(f"every figure settled after {done} rounds")
             return False
         return True
 
@@ -257,4 +259,6 @@ def measure_side_by_side(
     written = (save_atomic(files["base"], results), save_atomic(files["head"], results))
     rounds = max((len(v) for values in base_calls.values.values() for v in values), default=0)
     seconds = time.perf_counter() - clock
-    return FirstCallDone(n, rounds, stopped[0] if stopped else "", written, seconds)
+    return FirstCallDone(
+        n, rounds, stopped[0] if stopped else "", written, seconds, (base_calls, head_calls)
+    )
