@@ -20,6 +20,11 @@ BUILD_JOBS ?= $(shell nproc)
 PAIRED  ?= 1
 PAIR_ARGS ?=
 PORT    ?= 8080
+# make review: the pull-request review of HEAD against BASE (anything git resolves),
+# e.g. make review BASE=main HEAD=my-branch; REVIEW_ARGS, e.g. REVIEW_ARGS='--budget 12m'.
+BASE    ?= HEAD~1
+HEAD    ?= HEAD
+REVIEW_ARGS ?=
 # Every run's output of asv run is kept in ASV_LOGS (the newest KEEP_LOGS):
 # asv keeps no error text in its results, publish and regressions read it there.
 ASV_LOGS := .asv/logs
@@ -35,7 +40,7 @@ JOB := measure
 
 export JAXBENCH_MACHINE := $(MACHINE)
 
-.PHONY: all setup bench measure paired publish regressions preview docs docs-serve test test-fast test-shapes lint typecheck unit clean
+.PHONY: all setup bench measure paired publish regressions preview review docs docs-serve test test-fast test-shapes lint typecheck unit clean
 
 all: test
 
@@ -108,6 +113,13 @@ regressions: $(BIN)/.bench-installed
 # asv's pages fetch their JSON over HTTP: opening index.html as a file does not work.
 preview: publish
 	$(BIN)/python -m http.server --bind 127.0.0.1 --directory html $(PORT)
+
+# --- the pull-request review --------------------------------------------------------
+# Both commits measured here side by side (asv run of the figures, first calls and
+# warm times in lockstep), compared; the comment goes to .asv/review/comment.md, the
+# exit status is the check (0 no regression, 1 regression, 2 could not review).
+review: $(BIN)/.bench-installed
+	$(BIN)/jaxbench review $(BASE) $(HEAD) $(REVIEW_ARGS)
 
 # --- the guide -----------------------------------------------------------------------
 # mkdocs.yml, into site/; strict: a broken link fails. No browser: the pictures are

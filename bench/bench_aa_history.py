@@ -38,7 +38,7 @@ import time
 from pathlib import Path
 
 import bench_cross_run
-from bench_review import ASV, MACHINE, asv_env, git, make_repo, sh
+from scratch_repo import ASV, MACHINE, asv_env, git, make_repo, sh
 
 _SPIN = "import time\nwhile True:\n    sum(range(100000))\n"
 

@@ -32,7 +32,8 @@ import sys
 import time
 from pathlib import Path
 
-from bench_review import ASV, MACHINE, PLANTS, PREDICT, asv_env, git, make_repo, sh
+from bench_review import PLANTS, PREDICT
+from scratch_repo import ASV, MACHINE, asv_env, git, make_repo, sh
 
 _COMMIT = ("-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qam")
 

@@ -248,11 +248,6 @@ def test_the_front_pages_state_goals_not_dated_measurements(page: Path) -> None:
     assert DATED.findall("at `26f8093` on 2026-12-04") == ["26f8093", "2026-12-04"]
 
 
-#: Targets that land with another branch of issue 42 (`make review`): the test
-#: fails once the Makefile has them, so that this entry is removed then.
-PENDING = {"review"}
-
-
 def make_targets(makefile: Path) -> set[str]:
     text = makefile.read_text(encoding="utf-8")
     return set(re.findall(r"(?m)^([a-z][\w-]*):(?!=)", text))
@@ -267,19 +262,11 @@ def test_the_pages_name_only_make_targets_that_exist() -> None:
     for page in [README, *PAGES_MD]:
         for paragraph in page.read_text(encoding="utf-8").split("\n\n"):
             for target in re.findall(r"`make ([a-z][\w-]*)", paragraph):
-                if target in ours or target in PENDING:
+                if target in ours:
                     continue
                 assert target in inits, f"{page.name}: make {target} is no target"
                 said = "init" in paragraph or page.name == "adopt.md"  # that page is init's
                 assert said, f"{page.name}: make {target} is init's Makefile's: say so"
-
-
-def test_the_pending_targets_are_still_pending() -> None:
-    landed = PENDING & make_targets(REPO / "Makefile")
-    assert not landed, f"make {landed} exists now: remove it from PENDING in tests/test_docs.py"
-
-
-# --- the command-line reference ---------------------------------------------------------
 
 
 def test_internal_helpers_are_callable_but_not_listed(

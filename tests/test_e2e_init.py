@@ -464,11 +464,9 @@ def run_review_steps(root: Path, base: str, head: str, scratch: Path) -> list[tu
             "HEAD_SHA": head,
             "PR_NUMBER": "1",
             "HTML_URL": "",
-            # fewer rounds than a runner's: the tests' budget (the steps are as written)
-            "AB_ROUNDS": "4",
-            "AB_SECOND_LOOK": "0",
-            "AB_PER_ROUND": "20",
-            "FIRST_CALL_ROUNDS": "3",
+            # a shorter review than a runner's: the tests' budget (the steps are as written)
+            "REVIEW_BUDGET": "2m",
+            "GITHUB_ACTIONS": "true",
             "RUNNER_TEMP": str(scratch),
             "GITHUB_SERVER_URL": "https://github.com",
             "GITHUB_REPOSITORY": "o/r",
@@ -488,7 +486,7 @@ def run_review_steps(root: Path, base: str, head: str, scratch: Path) -> list[tu
             k: _OUTPUT.sub(lambda m: outputs.get(m.group(1), {}).get(m.group(2), ""), str(v))
             for k, v in step.get("env", {}).items()
         }
-        script = str(step["run"]).replace("${{ env.JAX_VERSION }}", env["JAX_VERSION"])
+        script = str(step["run"])
         proc = subprocess.run(
             ["bash", "-eo", "pipefail", "-c", script],
             cwd=root,
@@ -531,10 +529,14 @@ def test_the_written_review_passes_an_a_a_pull_request_with_a_matrix_only_packag
         comment = written.read_text(encoding="utf-8") if written.exists() else "(no comment)"
         assert not failed, report + "\n" + str(failed) + "\n" + comment
         names = [name for name, _, _ in steps]
-        assert "Time warm calls side by side (jaxbench ab)" in names
+        assert "Review the pull request (jaxbench review)" in names
         assert names[-1] == "Fail on a regression"
-        ab = next(out for name, _, out in steps if "jaxbench ab" in name)
-        assert "layer.Layer.time_warm-0: base median" in ab, ab[-3000:]
+        said = next(out for name, _, out in steps if "jaxbench review" in name)
+        assert "layer.Layer.time_warm-0: base median" in said, said[-3000:]
+        # the review's steps, each a log group under GitHub Actions
+        for number, step in enumerate(("asv run", "first calls", "warm times", "compare"), 1):
+            assert f"::group::jaxbench review: step {number}/4 {step}, " in said, step
+        assert said.count("::endgroup::") == 4, said[-3000:]
         assert (tmp_path / "review" / "compare-exit-code").read_text().strip() == "0", comment
         assert "could not compare" not in comment, comment
     finally:

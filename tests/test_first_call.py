@@ -222,3 +222,36 @@ def test_a_missing_benchmark_directory_is_one_line_and_exit_2(tmp_path: Path) ->
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1
     assert "no such benchmark directory" in done.stderr
+
+
+def _sequential(tmp_path: Path, base_delay: float, head_delay: float) -> str:
+    base = _suite(tmp_path / "base" / "benchmarks", base_delay, 6 * MiB)
+    head = _suite(tmp_path / "head" / "benchmarks", head_delay, 6 * MiB)
+    done = _jaxbench(
+        "first-call", "--base-commit", "a" * 40, "--head-commit", "b" * 40,
+        "--base-benchmarks", base, "--head-benchmarks", head, "--machine", "m", "--env", "e",
+        "--results", tmp_path / "results", "--rounds", "7", "--min-rounds", "3", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done.stderr
+
+
+@pytest.mark.slow
+def test_rounds_stop_once_every_figure_is_settled_and_a_change_gets_them_all(
+    tmp_path: Path,
+) -> None:
+    said = _sequential(tmp_path / "same", 0.03, 0.03)
+    assert "3 rounds a side (every figure settled after 3 rounds)" in said, said
+    said = _sequential(tmp_path / "slower", 0.02, 0.06)
+    assert "7 rounds a side in" in said, said
+
+
+def test_min_rounds_below_the_paired_tests_least_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    suite = _suite(tmp_path / "benchmarks", 0.01, 6 * MiB)
+    done = _jaxbench(
+        "first-call", "--base-commit", "a" * 40, "--head-commit", "b" * 40,
+        "--benchmarks", suite, "--machine", "m", "--env", "e", "--min-rounds", "2", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1
+    assert "--min-rounds 2: the paired test needs 3 rounds" in done.stderr

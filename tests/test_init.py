@@ -320,7 +320,9 @@ def test_the_written_workflows_are_hardened_like_ours(
     for path in (repo / ".github" / "workflows").glob("*.yml"):
         assert set(re.findall(r"uses:\s*(\S+@\S+)", path.read_text())) <= pins, path.name
     review = workflows["pr-bench.yml"]["jobs"]["review"]
-    assert review["env"]["JAX_VERSION"] == JAX
+    # the review measures the matrix entry of the newest jax (jaxbench review's default)
+    assert "JAX_VERSION" not in review["env"]
+    assert any('jaxbench "${args[@]}"' in str(s.get("run", "")) for s in review["steps"])
     assert review["env"]["JAXBENCH_REQUIREMENT"] == "jaxbench==0.1.0"
     assert workflows["benchmarks.yml"]["on"]["push"]["branches"] == ["main"]
     comment = workflows["pr-comment.yml"]["on"]["workflow_run"]["workflows"]

@@ -2,7 +2,8 @@
 
 * The written Makefile has this repository's main-job targets and variables
   (``bench``, ``measure``, ``paired``, ``publish``, ``regressions``,
-  ``preview``; ``COMMITS``, ``MACHINE``, ``PAIRED``...), recipe for recipe: a
+  ``preview``, ``review``; ``COMMITS``, ``MACHINE``, ``PAIRED``, ``BASE``...),
+  recipe for recipe: a
   change to one that the other lacks fails here.
 * The written benchmarks.yml measures and pairs as this repository's
   measure.yml does, step for step; the written pr-bench.yml's review steps
@@ -30,8 +31,19 @@ from jaxbench.store.asv_conf import read_asv_conf
 from test_workflows import REPO, load
 
 JAX = "0.10.2"
-MAIN_JOB = ("bench", "measure", "paired", "publish", "regressions", "preview")
-VARIABLES = ("COMMITS", "MACHINE", "ASV_ARGS", "PAIRED", "PAIR_ARGS", "PORT", "KEEP_LOGS")
+MAIN_JOB = ("bench", "measure", "paired", "publish", "regressions", "preview", "review")
+VARIABLES = (
+    "COMMITS",
+    "MACHINE",
+    "ASV_ARGS",
+    "PAIRED",
+    "PAIR_ARGS",
+    "PORT",
+    "KEEP_LOGS",
+    "BASE",
+    "HEAD",
+    "REVIEW_ARGS",
+)
 
 
 def rendered(project_root: Path, **changes: object) -> dict[str, str]:

@@ -287,39 +287,34 @@ def test_the_review_fails_the_check_only_after_uploading() -> None:
     review = workflow("pr-bench.yml")["jobs"]["review"]
     names = [step.get("uses", step.get("run", "")) for step in steps(review)]
     upload = next(i for i, s in enumerate(names) if "upload-artifact@" in s)
-    compare = next(i for i, s in enumerate(names) if 'jaxbench "${args[@]}"' in s)
+    reviewed = next(i for i, s in enumerate(names) if 'jaxbench "${args[@]}"' in s)
     fail = next(i for i, s in enumerate(names) if "exit 1" in s and "regression" in s)
-    assert compare < upload < fail
-    assert "--interleave-rounds" in "".join(names)
-    assert "--record-samples" in "".join(names)
+    assert reviewed < upload < fail
+    upload_step = steps(review)[upload]
+    assert "steps.review.outcome == 'success'" in upload_step["if"]
+    # the exit status reaches the last step through the review step's output
+    assert steps(review)[fail]["env"]["STATUS"] == "${{ steps.review.outputs.status }}"
 
 
-def test_the_review_pairs_warm_times_with_jaxbench_ab() -> None:
+def test_the_review_is_one_jaxbench_review_command() -> None:
     review = workflow("pr-bench.yml")["jobs"]["review"]
     runs = [str(step.get("run", "")) for step in steps(review)]
-    asv_run = next(i for i, r in enumerate(runs) if "asv run" in r)
-    ab = next(i for i, r in enumerate(runs) if "jaxbench ab --base-commit" in r)
-    compare = next(i for i, r in enumerate(runs) if 'jaxbench "${args[@]}"' in r)
-    # ab replaces asv's time samples, so it runs after asv and before compare,
-    # and compare tests pairs of the size ab took
-    assert asv_run < ab < compare
-    assert '--per-round "$AB_PER_ROUND"' in runs[ab]
-    # two looks: the suggestive warm times get more rounds (compare needs no flag for it)
-    assert '--rounds "$AB_ROUNDS" --second-look "$AB_SECOND_LOOK"' in runs[ab]
-    assert '--paired "$AB_PER_ROUND"' in runs[compare]
-    assert '--env "$ASV_ENV"' in runs[ab]
-    # both sides run asv's environment (the whole matrix entry: jax, optax,
-    # equinox, XLA_FLAGS), each commit in front: no second install, no hand-kept list
-    assert "--base-python" not in runs[ab]
+    (command,) = [r for r in runs if 'jaxbench "${args[@]}"' in r]
+    assert 'args=(review "$BASE_SHA" "$HEAD_SHA" --machine "$MACHINE"' in command
+    assert '--budget "$REVIEW_BUDGET"' in command
+    assert '--comment "$REVIEW_DIR/comment.md"' in command
+    # the steps it replaced are gone: no hand-kept --paired N to match ab's samples
+    for gone in ("asv run HASHFILE", "jaxbench ab", "jaxbench first-call", "--paired", "hlo-diff"):
+        assert not [r for r in runs if gone in r], gone
+    # both sides run asv's environment (the whole matrix entry): no second install
     assert not [r for r in runs if "pip install" in r and "jax" in r.replace("jaxbench", "")]
-    # ab times the warm times; asv run does not time them a second time
-    assert "-b '^(?!.*\\.time_)'" in runs[asv_run]
+    assert review["env"]["REVIEW_BUDGET"] == "8m"
 
 
 def test_the_review_asv_run_skips_exactly_the_time_benchmarks() -> None:
-    review = workflow("pr-bench.yml")["jobs"]["review"]
-    asv_run = next(str(s["run"]) for s in steps(review) if "asv run" in str(s.get("run", "")))
-    pattern = re.compile(re.search(r"-b '([^']+)'", asv_run).group(1))  # type: ignore[union-attr]
+    from jaxbench.jobs.review import FIGURES
+
+    pattern = re.compile(FIGURES)
     assert not pattern.search("workloads.Predict.time_warm")
     assert not pattern.search("programs.TrainStep.time_warm")
     for kept in (

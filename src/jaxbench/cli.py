@@ -27,6 +27,7 @@ __all__ = ["COMMANDS", "INTERNAL", "main"]
 COMMANDS: dict[str, str] = {
     "init": "init",
     "report": "report",
+    "review": "review",
     "compare": "compare",
     "ab": "ab",
     "first-call": "first_call",

@@ -18,6 +18,7 @@ __all__ = [
     "non_negative_int",
     "open_sides_of",
     "positive_int",
+    "say",
 ]
 
 
@@ -29,6 +30,11 @@ def _int_at_least(text: str, least: int) -> int:
     if value < least:
         raise argparse.ArgumentTypeError(f"must be at least {least}, got {value}")
     return value
+
+
+def say(line: str) -> None:
+    """A progress or warning line of a job, on stderr, as it happens."""
+    print(line, file=sys.stderr, flush=True)
 
 
 def positive_int(text: str) -> int:

@@ -41,24 +41,9 @@ Never imports jax: the worker processes do.
 from __future__ import annotations
 
 import argparse
-import datetime
-import math
-import os
-import shutil
-import statistics
-import sys
-import tempfile
-import time
-from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
-from jaxbench.analyse.stats import (
-    MIN_PAIRED_ROUNDS,
-    SECOND_LOOK_BELOW,
-    look_again,
-    paired_samples_p_value,
-)
+from jaxbench.analyse.stats import SECOND_LOOK_BELOW
 from jaxbench.commands import (
     add_compile_cache_argument,
     add_parallel_argument,
@@ -66,20 +51,10 @@ from jaxbench.commands import (
     non_negative_int,
     open_sides_of,
     positive_int,
+    say,
 )
-from jaxbench.errors import UsageError
-from jaxbench.lockstep.coordinator import (
-    Side,
-    SideResult,
-    compile_cache_environ,
-    concurrent_rounds,
-    list_benchmarks,
-    run_lockstep_suite,
-)
-from jaxbench.lockstep.listing import items_of, selected
-from jaxbench.render.progress import Progress
-from jaxbench.store.asv_results import load_or_new, save_atomic
-from jaxbench.store.machine import check_name, probe, write_machine
+from jaxbench.jobs.ab import AbSettings, time_side_by_side
+from jaxbench.store.machine import check_name
 
 __all__ = ["HELP", "add_arguments", "run"]
 
@@ -98,13 +73,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--rounds",
         type=positive_int,
-        default=6,
+        default=AbSettings.rounds,
         help="process pairs of the first look (default: %(default)s)",
     )
     parser.add_argument(
         "--second-look",
         type=non_negative_int,
-        default=6,
+        default=AbSettings.second_look,
         metavar="ROUNDS",
         help="further process pairs for the benchmarks whose first look is suggestive "
         f"(paired p < {SECOND_LOOK_BELOW:g}); 0: one look (default: %(default)s)",
@@ -112,13 +87,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--per-round",
         type=positive_int,
-        default=100,
+        default=AbSettings.per_round,
         help="samples per side per round, taken in turn (default: %(default)s)",
     )
     parser.add_argument(
         "--cpus",
         type=int,
-        default=1,
+        default=AbSettings.cpus,
         help="CPUs both processes of a round are pinned to, rotating between rounds; "
         "0: no pinning (default: %(default)s; see docs/pull-requests.md)",
     )
@@ -136,166 +111,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _check_python(side: Side) -> None:
-    """Fail early, before anything is printed or run, on a Python that is not there."""
-    found = shutil.which(side.python)
-    if found is None or not os.access(found, os.X_OK):
-        raise UsageError(
-            f"cannot start the {side.label} Python {side.python!r}: not an executable; "
-            "give the interpreter of an environment where that commit and asv_runner "
-            "are installed"
-        )
-
-
-def _fmt_us(seconds: float) -> str:
-    return f"{seconds * 1e6:.2f} us" if math.isfinite(seconds) else "-"
-
-
-def _benchmark_result(outcomes: list[SideResult]) -> Any:
-    from asv.runner import BenchmarkResult
-
-    values: list[float | None] = []
-    samples: list[list[float] | None] = []
-    numbers: list[int | None] = []
-    errors = []
-    for outcome in outcomes:
-        if outcome.failure:
-            values.append(None)
-            samples.append(None)
-            numbers.append(None)
-            errors.append(outcome.failure)
-        elif outcome.skip:
-            values.append(math.nan)
-            samples.append(None)
-            numbers.append(None)
-        else:
-            values.append(statistics.median(outcome.samples))  # asv recomputes it
-            samples.append(list(outcome.samples))
-            numbers.append(outcome.number)
-    return BenchmarkResult(
-        result=values,
-        samples=samples,
-        number=numbers,
-        errcode=1 if errors else 0,
-        stderr="\n".join(errors),
-        profile=None,
-    )
-
-
 def run(args: argparse.Namespace) -> int:
     check_name(args.machine)
+    settings = AbSettings(
+        rounds=args.rounds,
+        second_look=args.second_look,
+        per_round=args.per_round,
+        cpus=args.cpus,
+        parallel=args.parallel,
+        compile_cache=args.compile_cache,
+        bench=tuple(args.bench or ()),
+    )
     with open_sides_of(args) as sides:
-        args.base_commit, args.head_commit = sides.base_commit, sides.head_commit
-        args.env = sides.env_name or args.env or "lockstep"
-        return _run(args, sides.base, sides.head)
-
-
-def _run(args: argparse.Namespace, base: Side, head: Side) -> int:
-    if args.cpus < 0:
-        raise UsageError(f"--cpus must be 0 (no pinning) or more, got {args.cpus}")
-    _check_python(base)
-    _check_python(head)
-    if args.rounds < MIN_PAIRED_ROUNDS:
-        print(
-            f"jaxbench: warning: --rounds {args.rounds}: compare --paired's paired t-test "
-            f"needs {MIN_PAIRED_ROUNDS} rounds or more (6 recommended); it will call every "
-            "warm time it does not look at again inconclusive",
-            file=sys.stderr,
+        env = sides.env_name or args.env or "lockstep"
+        time_side_by_side(
+            sides,
+            results=args.results,
+            machine=args.machine,
+            env=env,
+            settings=settings,
+            say=say,
         )
-    if args.base_commit == args.head_commit:
-        raise UsageError("--base-commit and --head-commit are the same; give two commits")
-    listed = selected(list_benchmarks(head), args.bench)
-    if not listed:
-        raise UsageError(
-            f"no asv time benchmark in {head.benchmarks} matches {args.bench}; "
-            "check the --bench pattern (asv check lists the benchmarks)"
-        )
-    python = f"{sys.version_info.major}.{sys.version_info.minor}"
-    results = {
-        "base": load_or_new(args.results, args.machine, args.base_commit, args.env, python),
-        "head": load_or_new(args.results, args.machine, args.head_commit, args.env, python),
-    }
-    looks = f" (+{args.second_look} where suggestive)" if args.second_look else ""
-    print(
-        f"jaxbench ab: {len(listed)} benchmark(s), {args.rounds} rounds{looks} x "
-        f"{args.per_round} samples a side, base {args.base_commit[:8]} / head "
-        f"{args.head_commit[:8]}",
-        file=sys.stderr,
+    where = (
+        f"{sides.base_commit} {sides.head_commit} --results {args.results} "
+        f"--machine {args.machine} --env {env}"
     )
-    items = [item for _, item in items_of(listed)]
-    looked_again: list[int] = []
-
-    def more(index: int, base_result: SideResult, head_result: SideResult) -> bool:
-        first = paired_samples_p_value(base_result.samples, head_result.samples, args.per_round)
-        wanted = first is not None and look_again(first)
-        if wanted:
-            looked_again.append(index)
-        return wanted
-
-    started = datetime.datetime.now(datetime.UTC)
-    clock = time.perf_counter()
-    progress = Progress("jaxbench ab", args.rounds, 1, label="round")
-    with tempfile.TemporaryDirectory(prefix="jaxbench-ab-jax-cache-") as cache:
-        shared = compile_cache_environ(cache, os.environ) if args.compile_cache else ()
-        outcomes = run_lockstep_suite(
-            replace(base, environ=(*base.environ, *shared)),
-            replace(head, environ=(*head.environ, *shared)),
-            items,
-            rounds=args.rounds,
-            per_round=args.per_round,
-            cpus=args.cpus,
-            progress=progress.rounds,
-            parallel=args.parallel or concurrent_rounds(args.cpus),
-            more_rounds=args.second_look,
-            more=more,
-        )
-    progress.close()
-    if args.second_look:
-        print(
-            f"jaxbench ab: second look ({args.second_look} more rounds) for "
-            f"{len(looked_again)} of {len(items)} benchmark(s)"
-            + "".join(f"\n  {items[i].label}" for i in looked_again),
-            file=sys.stderr,
-        )
-    duration = (time.perf_counter() - clock) / max(1, len(items))
-    by_item = dict(zip(items, outcomes, strict=True))
-    for bench in listed:
-        name = str(bench["name"])
-        mine = [(item, by_item[item]) for item in items if item.name == name]
-        for item, (b, h) in mine:
-            print(f"  {item.label}: base {_describe(b)}, head {_describe(h)}", file=sys.stderr)
-        info = {"name": name, "version": bench.get("version"), "params": bench.get("params")}
-        for side, pick in (("base", 0), ("head", 1)):
-            results[side].add_result(
-                info,
-                _benchmark_result([pair[pick] for _, pair in mine]),
-                started_at=started,
-                duration=duration * len(mine),
-                record_samples=True,
-            )
-    written = [save_atomic(results[side], args.results) for side in ("base", "head")]
-    for path in written:
-        print(f"jaxbench ab: wrote {path}", file=sys.stderr)
-    if not (args.results / args.machine / "machine.json").is_file():
-        # So that 'compare BASE HEAD --results DIR' finds the results: asv's
-        # machine.json, as 'jaxbench machine' writes it (~/.asv-machine.json untouched).
-        machine_json, _ = write_machine(probe(args.machine), args.results, register=False)
-        print(f"jaxbench ab: wrote {machine_json}", file=sys.stderr)
-    sides = (
-        f"{args.base_commit} {args.head_commit} --results {args.results} "
-        f"--machine {args.machine} --env {args.env}"
-    )
-    print(
-        f"jaxbench ab: compare with: jaxbench compare {sides} --paired {args.per_round}",
-        file=sys.stderr,
-    )
+    say(f"jaxbench ab: compare with: jaxbench compare {where} --paired {args.per_round}")
     return 0
-
-
-def _describe(outcome: SideResult) -> str:
-    if outcome.failure:
-        return f"failed ({outcome.failure})"
-    if outcome.skip:
-        return f"skipped ({outcome.skip})"
-    median = statistics.median(outcome.samples)
-    return f"median {_fmt_us(median)} ({len(outcome.samples)} samples)"

@@ -4,9 +4,9 @@ BASE and HEAD are commit hashes (or unique prefixes) found in the results
 directory, or paths to two asv result JSON files. Warm times that ``jaxbench
 pair-history`` timed side by side for exactly these two commits take the
 paired history's verdict (not with ``--paired``: the review's own rounds).
-Exit status: 1 when a
-regression of a kind named by ``--fail-on`` is found, 0 otherwise, 2 for bad
-input. Never imports jax.
+The work is :mod:`jaxbench.jobs.compare`. Exit status: 1 when a regression
+of a kind named by ``--fail-on`` is found, 0 otherwise, 2 for bad input.
+Never imports jax.
 """
 
 from __future__ import annotations
@@ -20,36 +20,15 @@ from jaxbench.analyse.compare import (
     DEFAULT_FAIL_ON,
     FAIL_CATEGORIES,
     Settings,
-    compare_points,
     parse_fail_on,
 )
-from jaxbench.commands import positive_int
-from jaxbench.render.markdown import format_markdown
-from jaxbench.render.text import JSON_FORMAT, format_json, format_text
-from jaxbench.store.checks import read_unchecked
+from jaxbench.commands import positive_int, say
+from jaxbench.jobs.compare import compare_commits, render
 from jaxbench.store.fsio import write_text_atomic
-from jaxbench.store.sides import (
-    load_sides,
-    read_param_names,
-    read_round_sizes,
-    results_dir_of,
-)
 
-__all__ = [
-    "HELP",
-    "JSON_FORMAT",
-    "add_arguments",
-    "format_json",
-    "format_text",
-    "load_sides",
-    "read_param_names",
-    "read_round_sizes",
-    "run",
-]
+__all__ = ["HELP", "add_arguments", "run"]
 
 HELP = "compare two commits' asv results: statistical verdicts, markdown for a pull request"
-
-_MAX_WARNINGS = 5
 
 
 def _factor(text: str) -> float:
@@ -158,31 +137,19 @@ def run(args: argparse.Namespace) -> int:
         alpha=args.alpha,
         paired=args.paired,
         paired_factor=args.paired_factor,
-        round_sizes=read_round_sizes(results_dir_of(args.head, args.results) / "benchmarks.json"),
     )
-    sides = load_sides(args.base, args.head, args.results, machine=args.machine, env_name=args.env)
-    warnings = sides.warnings
-    for warning in warnings[:_MAX_WARNINGS]:
-        print(f"jaxbench: warning: {warning}", file=sys.stderr)
-    if len(warnings) > _MAX_WARNINGS:
-        print(f"jaxbench: warning: ... and {len(warnings) - _MAX_WARNINGS} more", file=sys.stderr)
-    notes = read_unchecked(results_dir_of(args.head, args.results))
-    report = compare_points(
-        sides.base, sides.head, settings, notes=notes, history=sides.history, paired=sides.paired
+    compared = compare_commits(
+        args.base,
+        args.head,
+        results=args.results,
+        machine=args.machine,
+        env=args.env,
+        settings=settings,
+        say=say,
     )
-
-    if args.format == "markdown":
-        text = format_markdown(
-            report,
-            html_url=args.html_url,
-            param_names=read_param_names(results_dir_of(args.head, args.results)),
-        )
-    elif args.format == "json":
-        text = format_json(report, fail_on)
-    else:
-        text = format_text(report)
+    text = render(compared, args.format, fail_on=fail_on, html_url=args.html_url)
     if args.output is not None:
         write_text_atomic(args.output, text)
     else:
         sys.stdout.write(text)
-    return 1 if report.failing(fail_on) else 0
+    return 1 if compared.report.failing(fail_on) else 0

@@ -15,6 +15,11 @@ skipped on either side is dropped from both, so the pairs stay pairs; where
 one side failed every round (a head whose answer is wrong), the other side
 keeps its own values, unpaired, so the row reads failing at that side only.
 
+With ``--min-rounds N`` the rounds may stop after N once every figure is
+settled (:mod:`jaxbench.analyse.sequential`: a rule that adds no false
+alarm); by default all ``--rounds`` run. The work is
+:func:`jaxbench.jobs.first_call.measure_side_by_side`.
+
 Cost: one process a side a round (this project's suite: about 4 s each on a
 quiet 2-core machine, so 10 rounds take about 80 s). Never imports jax.
 """
@@ -22,21 +27,16 @@ quiet 2-core machine, so 10 rounds take about 80 s). Never imports jax.
 from __future__ import annotations
 
 import argparse
-import datetime
-import math
-import statistics
-import sys
-import time
 from pathlib import Path
-from typing import Any
 
-from jaxbench.commands import add_side_arguments, open_sides_of, positive_int
+from jaxbench.commands import add_side_arguments, open_sides_of, positive_int, say
 from jaxbench.errors import UsageError
-from jaxbench.kinds import COMPILE_TRACKS, WORKLOAD_MEMORY_TRACKS
-from jaxbench.lockstep.coordinator import Side
-from jaxbench.lockstep.first_call import FirstCalls, measure_first_calls
-from jaxbench.render.progress import Progress
-from jaxbench.store.asv_results import load_or_new, save_atomic
+from jaxbench.jobs.first_call import (
+    FirstCallSettings,
+    kept_values,
+    measure_side_by_side,
+    paired_values,
+)
 
 __all__ = ["HELP", "add_arguments", "kept_values", "paired_values", "run"]
 
@@ -48,13 +48,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--rounds",
         type=positive_int,
-        default=10,
+        default=FirstCallSettings.rounds,
         help="fresh processes a side, in turn (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--min-rounds",
+        type=positive_int,
+        metavar="N",
+        help="stop after N rounds or more once every figure is settled (a paired test "
+        "not suggestive, or an estimate well within its gate); default: every round",
     )
     parser.add_argument(
         "--timeout",
         type=float,
-        default=600.0,
+        default=FirstCallSettings.timeout,
         help="seconds one figures process may take (default: %(default)s)",
     )
     parser.add_argument(
@@ -75,135 +82,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def paired_values(
-    base: list[float | None], head: list[float | None]
-) -> tuple[list[float], list[float], str]:
-    """The rounds where both sides have a finite value, and why there are none.
-
-    The reason is ``"skip"`` when a side skipped every round, ``"failed"``
-    when a side never gave a value, else ``""``.
-    """
-    pairs = [
-        (b, h)
-        for b, h in zip(base, head, strict=False)
-        if b is not None and h is not None and math.isfinite(b) and math.isfinite(h)
-    ]
-    if pairs:
-        return [b for b, _ in pairs], [h for _, h in pairs], ""
-    for side in (base, head):
-        if side and all(v is not None and math.isnan(v) for v in side):
-            return [], [], "skip"
-    return [], [], "failed"
-
-
-def _finite(values: list[float | None]) -> list[float]:
-    return [v for v in values if v is not None and math.isfinite(v)]
-
-
-def kept_values(
-    base: list[float | None], head: list[float | None]
-) -> tuple[list[float], list[float], str]:
-    """What each side's result keeps: the paired rounds (:func:`paired_values`).
-
-    Where there are none because one side failed every round (the head's
-    answer is wrong, say), the other side's own values stand, unpaired:
-    writing a failure there too would lose them and read "still failing".
-    Where both sides gave values but never in the same round, neither is to
-    blame and both stay failed.
-    """
-    kept_b, kept_h, reason = paired_values(base, head)
-    if reason == "failed":
-        if not _finite(head):
-            kept_b = _finite(base)
-        if not _finite(base):
-            kept_h = _finite(head)
-    return kept_b, kept_h, reason
-
-
-def _result(samples: list[list[float]], reasons: list[str], errors: list[str]) -> Any:
-    from asv.runner import BenchmarkResult
-
-    values: list[float | None] = []
-    for kept, reason in zip(samples, reasons, strict=True):
-        if kept:
-            values.append(statistics.median(kept))
-        else:
-            values.append(math.nan if reason == "skip" else None)
-    return BenchmarkResult(
-        result=values,
-        samples=[kept or None for kept in samples],
-        number=[None] * len(values),
-        errcode=1 if None in values else 0,
-        stderr="\n".join(errors),
-        profile=None,
-    )
-
-
-def _add(results: dict[str, Any], base: FirstCalls, head: FirstCalls, started: Any) -> int:
-    """Paired values of every benchmark both sides measured, into both result files."""
-    written = 0
-    for name in sorted(set(base.values) & set(head.values)):
-        sides: dict[str, list[list[float]]] = {"base": [], "head": []}
-        reasons = []
-        for b, h in zip(base.values[name], head.values[name], strict=False):
-            kept_b, kept_h, reason = kept_values(b, h)
-            sides["base"].append(kept_b)
-            sides["head"].append(kept_h)
-            reasons.append(reason)
-        for label, calls in (("base", base), ("head", head)):
-            info = {"name": name, "version": calls.versions[name], "params": calls.params[name]}
-            results[label].add_result(
-                info,
-                _result(sides[label], reasons, calls.errors.get(name, [])),
-                started_at=started,
-                record_samples=True,
-            )
-        written += 1
-    return written
-
-
 def run(args: argparse.Namespace) -> int:
+    settings = FirstCallSettings(
+        rounds=args.rounds,
+        min_rounds=args.min_rounds or args.rounds,
+        timeout=args.timeout,
+        memory=args.memory,
+    )
     with open_sides_of(args) as sides:
-        args.base_commit, args.head_commit = sides.base_commit, sides.head_commit
-        args.env = sides.env_name or args.env
-        if not args.env:
+        env = sides.env_name or args.env
+        if not env:
             raise UsageError(
                 "--env: give the environment name of the results (the asv environment "
                 "the Pythons match)"
             )
-        return _run(args, sides.base, sides.head)
-
-
-def _run(args: argparse.Namespace, base: Side, head: Side) -> int:
-    if args.base_commit == args.head_commit:
-        raise UsageError("--base-commit and --head-commit are the same; give two commits")
-    clock = time.perf_counter()
-    started = datetime.datetime.now(datetime.UTC)
-    progress = Progress("jaxbench first-call", args.rounds, 1, label="round")
-    methods = sorted(COMPILE_TRACKS) + (sorted(WORKLOAD_MEMORY_TRACKS) if args.memory else [])
-    base_calls, head_calls = measure_first_calls(
-        base,
-        head,
-        methods,
-        rounds=args.rounds,
-        timeout=args.timeout,
-        progress=progress.rounds,
-    )
-    progress.close()
-    results = {
-        "base": load_or_new(args.results, args.machine, args.base_commit, args.env),
-        "head": load_or_new(args.results, args.machine, args.head_commit, args.env),
-    }
-    n = _add(results, base_calls, head_calls, started)
-    if not n:
-        raise UsageError(
-            f"no first-call benchmark ({', '.join(sorted(COMPILE_TRACKS))}) found in "
-            f"{head.benchmarks}; is it a jaxbench suite (jax_suite)?"
+        done = measure_side_by_side(
+            sides, results=args.results, machine=args.machine, env=env, settings=settings
         )
-    written = [save_atomic(results[side], args.results) for side in ("base", "head")]
-    print(
-        f"jaxbench first-call: {n} benchmark(s), {args.rounds} rounds a side in "
-        f"{time.perf_counter() - clock:.0f} s; wrote {written[0]} and {written[1]}",
-        file=sys.stderr,
+    stopped = f" ({done.stopped})" if done.stopped else ""
+    say(
+        f"jaxbench first-call: {done.benchmarks} benchmark(s), {done.rounds} rounds a side"
+        f"{stopped} in {done.seconds:.0f} s; wrote {done.written[0]} and {done.written[1]}"
     )
     return 0

@@ -455,6 +455,7 @@ def run_lockstep_suite(
     more_rounds: int = 0,
     more: Callable[[int, SideResult, SideResult], bool] | None = None,
     parallel: int = 1,
+    keep_going: Callable[[int], bool] | None = None,
 ) -> list[tuple[SideResult, SideResult]]:
     """Sample every item at base and head, in lockstep; one worker pair per round.
 
@@ -480,13 +481,26 @@ def run_lockstep_suite(
     independent units, overlap. Samples are kept in round order, whatever
     order the rounds of a batch finish in. A batch never spans the two looks,
     and the first round runs alone (it fills the compilation cache).
+
+    ``keep_going(rounds_done)``, asked before each batch but the first, ends
+    the rounds there when it returns False (a time budget): no further round
+    of either look; ``progress`` then reports the rounds done as the whole.
     """
     if rounds < 1 or per_round < 1 or more_rounds < 0 or parallel < 1:
         raise ValueError("rounds, per_round and parallel must be >= 1, more_rounds >= 0")
     with ExitStack() as servers:
         starts = [_starter((base, head), servers) for _ in range(parallel)]
         return _suite_rounds(
-            starts, items, rounds, per_round, cpus, progress, together, more_rounds, more
+            starts,
+            items,
+            rounds,
+            per_round,
+            cpus,
+            progress,
+            together,
+            more_rounds,
+            more,
+            keep_going,
         )
 
 
@@ -522,6 +536,7 @@ def _suite_rounds(
     together: bool,
     more_rounds: int,
     more: Callable[[int, SideResult, SideResult], bool] | None,
+    keep_going: Callable[[int], bool] | None = None,
 ) -> list[tuple[SideResult, SideResult]]:
     parallel = len(starts)
     collected = [[_Collected([]), _Collected([])] for _ in items]
@@ -530,6 +545,10 @@ def _suite_rounds(
     round_index = 0
     while round_index < total:
         if not _wanted(collected, chosen):
+            break
+        if round_index and keep_going is not None and not keep_going(round_index):
+            if progress is not None:
+                progress(round_index, round_index)
             break
         # The first round runs alone: it fills the rounds' shared compilation
         # cache, which jax writes without a lock, before any round reads it.

@@ -107,10 +107,14 @@ def measure_first_calls(
     rounds: int,
     timeout: float = 600.0,
     progress: Callable[[int, int], None] | None = None,
+    keep_going: Callable[[int, FirstCalls, FirstCalls], bool] | None = None,
 ) -> tuple[FirstCalls, FirstCalls]:
-    """``rounds`` fresh figures processes a side, in turn; base's and head's figures.
+    """Up to ``rounds`` fresh figures processes a side, in turn; base's and head's figures.
 
-    ``progress(round, rounds)`` is called after each round."""
+    ``keep_going(done, base, head)``, asked after each round but the last,
+    ends the rounds early when it returns False (a sequential rule, a time
+    budget). ``progress(round, rounds)`` is called after each round; after
+    the last one ``round == rounds`` (the rounds actually run)."""
     if rounds < 1:
         raise UsageError(f"rounds must be 1 or more, got {rounds}")
     for side in (base, head):
@@ -124,6 +128,10 @@ def measure_first_calls(
     for round_index in range(rounds):
         for which in schedule(1, round_index)[0]:
             _record(out[which], _run_worker(sides[which], methods, timeout))
+        done = round_index + 1
+        last = done == rounds or (keep_going is not None and not keep_going(done, *out))
         if progress is not None:
-            progress(round_index + 1, rounds)
+            progress(done, done if last else rounds)
+        if last:
+            break
     return out

@@ -75,14 +75,22 @@ def format_line(s: Snapshot) -> str:
 
 
 def step_line(
-    job: str, step: int, steps: int, name: str, elapsed: float, left: float | None
+    job: str,
+    step: int,
+    steps: int,
+    name: str,
+    elapsed: float,
+    left: float | None,
+    *,
+    basis: str = "as the last run",
 ) -> str:
     """``make bench: step 2/4 paired history, 6 min 01 s elapsed, ~4 min 58 s left``.
 
     ``left``: what the steps from this one on took in the last complete run
-    (None: no complete run yet, or a step was not in it)."""
+    (None: no complete run yet, or a step was not in it); ``basis`` says where
+    it comes from (``jaxbench review``: the last review, or its time budget)."""
     tail = (
-        f"~{format_duration(left)} left (as the last run)"
+        f"~{format_duration(left)} left ({basis})"
         if left is not None
         else "time left unknown (no complete run yet)"
     )

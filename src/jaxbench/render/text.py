@@ -33,7 +33,16 @@ from jaxbench.render.markdown import (
 )
 from jaxbench.render.units import format_spread
 
-__all__ = ["JSON_FORMAT", "WIDTH", "env_aliases", "format_json", "format_listing", "format_text"]
+__all__ = [
+    "CHANGES",
+    "JSON_FORMAT",
+    "WIDTH",
+    "env_aliases",
+    "format_changes",
+    "format_json",
+    "format_listing",
+    "format_text",
+]
 
 #: Version of the ``--format json`` document (2: "moved, not tested", warm
 #: times from the paired history, ``not_tested``).
@@ -163,13 +172,35 @@ def _table(rows: Sequence[Row], report: CompareReport, width: int) -> tuple[str,
     return (line(head) + (_GAP + "why" if beside else "")).rstrip(), out
 
 
-def format_text(report: CompareReport, *, width: int = WIDTH) -> str:
+#: The verdicts :func:`format_changes` lists: what a reader of a review acts on.
+CHANGES = frozenset(
+    {
+        Verdict.FAILED,
+        Verdict.REGRESSION,
+        Verdict.IMPROVEMENT,
+        Verdict.UNTESTED,
+        Verdict.CHANGED,
+        Verdict.FIXED,
+        Verdict.NEW,
+        Verdict.REMOVED,
+    }
+)
+
+
+def format_changes(report: CompareReport, *, width: int = WIDTH) -> str:
+    """:func:`format_text` of the rows that changed only (``jaxbench review``'s terminal
+    summary; every row is in its comment), under the summary line of them all."""
+    return format_text(report, width=width, changes_only=True)
+
+
+def format_text(report: CompareReport, *, width: int = WIDTH, changes_only: bool = False) -> str:
     """A terminal table of every row, most serious first, under the summary line.
 
     Rows that asv skipped at base and head (combinations a parametrized
     benchmark never runs: 47 of jumanji-benchmarks' 60) are counted in one
     line under the table, not listed; ``--format json`` has every row. No
-    line is wider than ``width`` (but a word longer than it).
+    line is wider than ``width`` (but a word longer than it). ``changes_only``:
+    the rows whose verdict is one of :data:`CHANGES`, the others counted.
     """
     order = {"failed": 0, "regression": 1, "improvement": 2, Verdict.UNTESTED.value: 3}
     rows = sorted(
@@ -177,6 +208,10 @@ def format_text(report: CompareReport, *, width: int = WIDTH) -> str:
         key=lambda r: (r.env_name, order.get(r.verdict.value, 4), r.benchmark, r.params),
     )
     n_skipped_both = len(report.rows) - len(rows)
+    n_unchanged = 0
+    if changes_only:
+        n_unchanged = sum(r.verdict not in CHANGES for r in rows)
+        rows = [r for r in rows if r.verdict in CHANGES]
     aliases = env_aliases(report.env_names)
     one_run = dict(report.one_run)
     lines = [
@@ -197,6 +232,8 @@ def format_text(report: CompareReport, *, width: int = WIDTH) -> str:
         for row, row_lines in zip(rows, body, strict=True):
             if row.env_name == env_name:
                 lines += row_lines
+    if n_unchanged:
+        lines += ["", f"not listed: {n_unchanged} rows without a change (the comment lists them)"]
     if n_skipped_both:
         lines += [
             "",

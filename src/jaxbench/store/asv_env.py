@@ -11,12 +11,15 @@ only one that is built). Never imports jax.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from packaging.version import InvalidVersion, Version
+
 from jaxbench.errors import UsageError
 
-__all__ = ["AsvEnv", "asv_envs", "built_env"]
+__all__ = ["AsvEnv", "asv_envs", "built_env", "review_env"]
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,37 @@ def asv_envs(config: Path) -> list[AsvEnv]:
             )
         )
     return found
+
+
+def _jax_version(env: AsvEnv) -> Version | None:
+    """The matrix's jax of ``env``; None where the matrix names none. Unpinned
+    (``""``: asv installs the newest) or not a version: newer than any pinned."""
+    version = dict(env.requirements).get("jax")
+    if version is None:
+        return None
+    try:
+        return Version(version)
+    except InvalidVersion:
+        return Version("999999")
+
+
+def review_env(envs: Sequence[AsvEnv], config: Path) -> AsvEnv:
+    """The environment a pull-request review measures: the matrix entry of the newest jax.
+
+    Where several entries share it (other packages or variables), or the matrix
+    names no jax, the only environment, else a one-line error asking for ``--env``.
+    """
+    if len(envs) == 1:
+        return envs[0]
+    versions = [v for v in (_jax_version(e) for e in envs) if v is not None]
+    newest = [e for e in envs if versions and _jax_version(e) == max(versions)]
+    if len(newest) == 1:
+        return newest[0]
+    names = ", ".join(e.name for e in (newest or envs)) or "none"
+    raise UsageError(
+        f"{config}: {len(newest or envs)} asv environments could be reviewed ({names}); "
+        "pick one with --env"
+    )
 
 
 def built_env(config: Path, name: str | None) -> AsvEnv:

@@ -1,0 +1,171 @@
+"""``jaxbench review BASE HEAD``: the whole review on a real git repository, through real asv.
+
+One module fixture makes the end-to-end repository (``tests/e2e_repo.py``: c1
+the project, c2 predict does real extra work, c3 README only, c4 a wrong
+answer) and the first review builds its asv environment. Reviewing c2 -> c3
+is an A/A pair (identical code): exit 0, no changed row. Reviewing c1 -> c2
+is a planted regression: exit 1, the warm time and XLA's work flagged. Both
+reviews write the comment and leave the history's results alone. Bad input
+is one line and exit 2. The pure parts (the environment the review picks,
+the terminal's summary) are tested without asv.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from e2e_repo import E2eRepo, asv_environ, git, jaxbench_cli, make_repo
+from jaxbench.errors import UsageError
+from jaxbench.store.asv_env import AsvEnv, review_env
+
+#: A review of the tests' size: the rounds bend to it (the steps are as a real review's).
+BUDGET = "150s"
+TIMEOUT = 1800
+
+
+def _review(repo: E2eRepo, *args: str) -> tuple[int, str, str, dict[str, Any]]:
+    done = jaxbench_cli(
+        repo.root, "review", *args, "--budget", BUDGET, timeout=TIMEOUT, environ=asv_environ()
+    )
+    work = repo.root / ".asv" / "review"
+    found = work / "review.json"
+    doc = json.loads(found.read_text(encoding="utf-8")) if found.is_file() else {}
+    (repo.root.parent / f"review-{args[0][:8]}-{args[1][:8]}.log").write_text(
+        done.stderr, encoding="utf-8"
+    )
+    return done.returncode, done.stdout, done.stderr, doc
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> E2eRepo:
+    return make_repo(tmp_path_factory.mktemp("review") / "repo")
+
+
+@pytest.fixture(scope="module")
+def aa(repo: E2eRepo) -> tuple[int, str, str, dict[str, Any]]:
+    return _review(repo, repo.commits[1][:7], repo.commits[2])
+
+
+@pytest.mark.e2e
+def test_an_a_a_review_passes_with_no_changed_row(
+    repo: E2eRepo, aa: tuple[int, str, str, dict[str, Any]]
+) -> None:
+    status, out, said, doc = aa
+    assert status == 0, said[-4000:]
+    flagged = [r for r in doc["rows"] if r["category"] is not None]
+    assert flagged == [], flagged
+    changed = [r for r in doc["rows"] if r["verdict"] not in ("unchanged", "not significant")]
+    assert {r["verdict"] for r in changed} <= {"skipped"}, changed
+    # the terminal's summary lists no row, the comment every one
+    assert "rows without a change (the comment lists them)" in out, out
+    comment = (repo.root / ".asv" / "review" / "comment.md").read_text(encoding="utf-8")
+    assert "paired t over" in comment
+    # one step line per step, the time left on each, the whole review's times at the end
+    for number, step in enumerate(("asv run", "first calls", "warm times", "compare"), 1):
+        assert f"jaxbench review: step {number}/4 {step}, " in said
+    assert "jaxbench review: done in " in said
+    # the warm times were tested pair by pair at the samples a round ab took
+    warm = [r for r in doc["rows"] if r["benchmark"].endswith(".time_warm")]
+    assert warm
+    assert all("paired t over" in r["reason"] for r in warm), warm
+
+
+@pytest.mark.e2e
+def test_a_review_leaves_the_history_alone(
+    repo: E2eRepo, aa: tuple[int, str, str, dict[str, Any]]
+) -> None:
+    assert not repo.results.exists()  # asv's results went to .asv/review/results
+    files = sorted((repo.root / ".asv" / "review" / "results" / "review").glob("*.json"))
+    assert {f.name[:8] for f in files} == {repo.commits[1][:8], repo.commits[2][:8], "machine."}
+    assert git(repo.root, "status", "--porcelain") == ""  # nothing left beside asv.conf.json
+
+
+@pytest.mark.e2e
+def test_a_planted_regression_fails_the_review(
+    repo: E2eRepo, aa: tuple[int, str, str, dict[str, Any]]
+) -> None:
+    status, out, said, doc = _review(repo, repo.commits[0], repo.commits[1])
+    assert status == 1, said[-4000:]
+    categories = {r["category"] for r in doc["rows"]}
+    assert {"time", "work"} <= categories, doc["summary"]
+    warm = next(r for r in doc["rows"] if r["benchmark"].endswith(".time_warm"))
+    assert warm["verdict"] == "regression", warm
+    assert "regression" in out
+
+
+@pytest.mark.e2e
+def test_an_environment_asv_cannot_build_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    conf = json.loads((repo.root / "asv.conf.json").read_text(encoding="utf-8"))
+    conf["matrix"]["req"]["jax"] = ["0.0.1"]  # no such jax: asv cannot build it
+    (repo.root / "asv.conf.json").write_text(json.dumps(conf), encoding="utf-8")
+    done = jaxbench_cli(
+        repo.root, "review", repo.commits[1], repo.commits[2], timeout=TIMEOUT,
+        environ=asv_environ(),
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr[-3000:]
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("jaxbench: error: asv run exited with status"), last
+    assert "asv-run.log" in last
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["nosuchcommit", "HEAD"], "BASE 'nosuchcommit' is not a commit of the repository"),
+        (["HEAD", "HEAD"], "BASE and HEAD are the same commit"),
+        (["HEAD~1", "HEAD", "--env", "nope"], "no asv environment named 'nope'"),
+        (["HEAD~1", "HEAD", "--machine", "a b"], "machine name 'a b'"),
+        (["HEAD~1", "HEAD", "--budget", "soon"], "'soon' is not a duration"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], message: str) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "asv.conf.json").write_text(
+        json.dumps({"version": 1, "project": "p", "repo": ".", "branches": ["main"],
+                    "environment_type": "virtualenv", "pythons": ["3.11"],
+                    "matrix": {"req": {"jax": ["0.10.2"]}}}),
+        encoding="utf-8",
+    )  # fmt: skip
+    git(root, "init", "-q", "-b", "main")
+    for n in range(2):
+        (root / "README.md").write_text(f"{n}\n", encoding="utf-8")
+        git(root, "add", "-A")
+        git(root, "commit", "-q", "-m", f"c{n}")
+    done = jaxbench_cli(root, "review", *args, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert message in done.stderr
+    assert not (root / ".asv").exists()  # nothing half-written
+
+
+def test_no_asv_conf_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    done = jaxbench_cli(tmp_path, "review", "HEAD~1", "HEAD", timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1
+    assert "asv.conf.json: no such file" in done.stderr
+
+
+def _env(name: str, jax: str | None, **more: str) -> AsvEnv:
+    requirements = {**({"jax": jax} if jax is not None else {}), **more}
+    return AsvEnv(name, "", None, requirements=tuple(sorted(requirements.items())))
+
+
+def test_the_review_measures_the_newest_jax_of_the_matrix() -> None:
+    conf = Path("asv.conf.json")
+    envs = [_env("a", "0.4.30"), _env("b", "0.10.2"), _env("c", "0.9.2")]
+    assert review_env(envs, conf).name == "b"
+    # an unpinned jax is asv's newest
+    assert review_env([*envs, _env("d", "")], conf).name == "d"
+    # one environment: it, whatever it pins
+    assert review_env([_env("only", None)], conf).name == "only"
+    # the newest jax twice (another package differs): the user picks
+    with pytest.raises(UsageError, match=r"2 asv environments could be reviewed \(b, e\)"):
+        review_env([*envs, _env("e", "0.10.2", optax="0.2.8")], conf)
+    with pytest.raises(UsageError, match="pick one with --env"):
+        review_env([_env("x", None), _env("y", None)], conf)
