@@ -140,12 +140,12 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.cpus < 0:
         raise UsageError(f"--cpus must be 0 (no pinning) or more, got {args.cpus}")
+    selection = Selection(_patterns(args.bench))
     if not args.config.is_file():
         raise UsageError(f"{args.config}: no such file; run in the project, or give --config")
     conf = read_asv_conf(args.config)
     repo = args.config.resolve().parent
     results = args.results or repo / str(conf.get("results_dir", "results"))
-    selection = Selection(_patterns(args.bench))
     event, good, bad, env_name = None, args.good, args.bad, args.env
     left_out: tuple[str, ...] = ()
     if args.event is not None:

@@ -222,6 +222,7 @@ def run(args: argparse.Namespace) -> int:
     from jaxbench.analyse.events import group_events
     from jaxbench.analyse.evidence import unconfirmed_summary
     from jaxbench.analyse.failures import failing_groups, retired_environments
+    from jaxbench.render.bisect import bisect_hint
     from jaxbench.render.regressions import (
         changes_text,
         format_events,
@@ -238,7 +239,8 @@ def run(args: argparse.Namespace) -> int:
     if not math.isfinite(threshold) or threshold < 0:
         raise UsageError(f"--threshold {args.threshold} must be a number >= 0, e.g. 0.05")
     pattern = _check_options(args)
-    results_dir, thresholds = _settings(args, Path.cwd())
+    cwd = Path.cwd()
+    results_dir, thresholds = _settings(args, cwd)
     table = load_series_table(
         results_dir, machine=args.machine, env_name=args.env, use_cache=not args.no_cache
     )
@@ -300,6 +302,7 @@ def run(args: argparse.Namespace) -> int:
             machine_changes=changes,
             unconfirmed=unconfirmed,
             budget=budget,
+            bisect=bisect_hint(args.config.parent if args.config else cwd, results=args.results),
         )
 
     if args.unconfirmed:

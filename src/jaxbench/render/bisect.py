@@ -30,10 +30,12 @@ looks), ``holm_p`` (over the step's benchmarks), ``rounds``, ``reason``,
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jaxbench.analyse.bisect import Answer, Call, Finding, Judged, StepRecord
@@ -44,7 +46,14 @@ from jaxbench.render.units import format_ratio, format_value
 if TYPE_CHECKING:
     from jaxbench.analyse.events import Event
 
-__all__ = ["JSON_FORMAT", "bisect_command", "format_json", "format_text", "step_line"]
+__all__ = [
+    "JSON_FORMAT",
+    "bisect_command",
+    "bisect_hint",
+    "format_json",
+    "format_text",
+    "step_line",
+]
 
 #: Version of the ``--format json`` document.
 JSON_FORMAT = 1
@@ -61,6 +70,31 @@ def bisect_command(event: Event, *, results: str | None = None, config: str | No
     if config is not None:
         parts += ["--config", config]
     return " ".join(shlex.quote(p) for p in parts)
+
+
+def bisect_hint(
+    repo: Path, *, results: Path | None = None, config: Path | None = None
+) -> Callable[[Event], str | None]:
+    """For the listing and the HTML page: each event's bisect command where its range
+    holds more than one commit along first parents in ``repo`` (git's count; none where
+    git cannot say, e.g. the results are read without their repository)."""
+    from jaxbench.store.first_parent import commits_between
+
+    spans = functools.lru_cache(maxsize=None)(functools.partial(commits_between, repo))
+
+    def hint(event: Event) -> str | None:
+        if event.good_commit is None:
+            return None
+        n = spans(event.good_commit, event.bad_commit)
+        if n is None or n < 2:
+            return None
+        return bisect_command(
+            event,
+            results=None if results is None else str(results),
+            config=None if config is None else str(config),
+        )
+
+    return hint
 
 
 def _unit(judged: Judged) -> str:

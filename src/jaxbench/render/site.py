@@ -51,6 +51,7 @@ from jaxbench.analyse.failures import FailureGroup, failing_groups
 from jaxbench.analyse.paired_history import paired_series
 from jaxbench.errors import ResultsError, UsageError
 from jaxbench.render import html
+from jaxbench.render.bisect import bisect_hint
 from jaxbench.render.failures import no_error_text
 from jaxbench.render.paired import PAIRED_PAGE, add_paired_nav, render_paired_page
 from jaxbench.store.asv_conf import read_asv_conf, thresholds_from_asv_conf
@@ -101,6 +102,13 @@ def check_repo(conf: Mapping[str, object], conf_dir: Path, config: Path) -> None
             f"{config}: repo {repo!r} ({path}) does not exist; asv publish needs the "
             'benchmarked git repository to order commits: clone it there or fix "repo"'
         )
+
+
+def _repo_dir(conf: Mapping[str, object], conf_dir: Path) -> Path:
+    """The benchmarked repository, where it is a folder here (else asv.conf.json's folder)."""
+    repo = conf.get("repo")
+    path = conf_dir / repo if isinstance(repo, str) else conf_dir
+    return path if path.is_dir() else conf_dir
 
 
 def _asv_failure(output: str) -> str:
@@ -271,6 +279,7 @@ def publish(
         unchecked=unchecked_workloads(history, read_unchecked(results)),
         failing=failing,
         no_error=no_error_text(failing, asv_logs),
+        bisect=bisect_hint(_repo_dir(conf, conf_dir), results=results_dir),
     )
 
     try:
