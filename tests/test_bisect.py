@@ -421,6 +421,51 @@ def test_the_bisect_command_names_the_event_by_its_bad_commit_quoted() -> None:
     assert bisect_command(event, results="my results").endswith("--results 'my results'")
 
 
+def _stepped_event(good: str, bad: str) -> Event:
+    from jaxbench.analyse.detect import Regression
+    from jaxbench.analyse.events import group_events
+    from jaxbench.analyse.kinds import kind_of
+    from jaxbench.store.results import SeriesKey
+
+    reg = Regression(
+        key=SeriesKey("m1", "py3.11", WARM.benchmark, (), "v1"),
+        kind=kind_of(WARM.benchmark),
+        good_commit=good,
+        bad_commit=bad,
+        date=1_700_000_000_000,
+        before=100e-6,
+        after=120e-6,
+        ratio=1.2,
+        unit="seconds",
+    )
+    (event,) = group_events([reg], {})
+    return event
+
+
+def test_the_listing_and_the_page_show_the_command_under_an_event_of_a_range(
+    tmp_path: Path,
+) -> None:
+    from jaxbench.render.html import render_regressions_page
+    from jaxbench.render.regressions import format_events
+
+    commits = _git_repo(tmp_path / "repo", 5)
+    hint = bisect_hint(tmp_path / "repo")
+    wide, narrow = _stepped_event(commits[0], commits[3]), _stepped_event(commits[2], commits[3])
+    text = format_events([wide], 1, bisect=hint)
+    assert text.splitlines()[-1] == f"   which commit: {bisect_command(wide)}"
+    assert "which commit" not in format_events([narrow], 1, bisect=hint)
+    assert "which commit" not in format_events([wide], 1)  # no repository given: no command
+    page = render_regressions_page([], [], env_params={}, param_names={}, events=[wide],
+                                   bisect=hint)  # fmt: skip
+    assert (
+        f'<li class="bisect">which commit: <code>jaxbench bisect --event {commits[3][:12]} '
+        "--machine m1 --env py3.11</code></li>"
+    ) in page
+    quiet = render_regressions_page([], [], env_params={}, param_names={}, events=[narrow],
+                                    bisect=hint)  # fmt: skip
+    assert 'class="bisect"' not in quiet
+
+
 def _git_repo(root: Path, n: int) -> list[str]:
     root.mkdir()
     bench_bisect.git(root, "init", "-q", "-b", "main")
