@@ -36,6 +36,7 @@ COMMANDS: dict[str, str] = {
     "publish": "publish",
     "machine": "machine",
     "pair-history": "pair_history",
+    "bisect": "bisect",
     "check-run": "check_run",
     "progress": "progress",
 }

@@ -199,6 +199,7 @@ def run(args: argparse.Namespace) -> int:
     """List the failing benchmarks and the regressions; exit 0 unless ``--fail-on`` finds some."""
     from jaxbench.analyse.detect import DEFAULT_THRESHOLD
     from jaxbench.analyse.evidence import unconfirmed_summary
+    from jaxbench.jobs.first_parent import bisect_hint
     from jaxbench.jobs.regressions import ListingOptions, make_listing
     from jaxbench.render.paired import format_paired_text, paired_json
     from jaxbench.render.regressions import (
@@ -214,7 +215,8 @@ def run(args: argparse.Namespace) -> int:
     threshold = DEFAULT_THRESHOLD if args.threshold is None else args.threshold
     if not math.isfinite(threshold) or threshold < 0:
         raise UsageError(f"--threshold {args.threshold} must be a number >= 0, e.g. 0.05")
-    results_dir, thresholds = _settings(args, Path.cwd())
+    cwd = Path.cwd()
+    results_dir, thresholds = _settings(args, cwd)
     found = make_listing(
         ListingOptions(
             results_dir=results_dir,
@@ -267,6 +269,7 @@ def run(args: argparse.Namespace) -> int:
             machine_changes=found.machine_changes,
             unconfirmed=found.unconfirmed,
             budget=budget,
+            bisect=bisect_hint(args.config.parent if args.config else cwd, results=args.results),
         )
 
     if args.unconfirmed:

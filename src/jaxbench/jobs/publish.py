@@ -50,6 +50,7 @@ from jaxbench.analyse.events import group_events
 from jaxbench.analyse.failures import FailureGroup, failing_groups
 from jaxbench.analyse.paired_history import paired_series
 from jaxbench.errors import ResultsError, UsageError
+from jaxbench.jobs.first_parent import bisect_hint
 from jaxbench.jobs.parallel import forked_batches
 from jaxbench.render import html
 from jaxbench.render.failures import no_error_text
@@ -102,6 +103,13 @@ def check_repo(conf: Mapping[str, object], conf_dir: Path, config: Path) -> None
             f"{config}: repo {repo!r} ({path}) does not exist; asv publish needs the "
             'benchmarked git repository to order commits: clone it there or fix "repo"'
         )
+
+
+def _repo_dir(conf: Mapping[str, object], conf_dir: Path) -> Path:
+    """The benchmarked repository, where it is a folder here (else asv.conf.json's folder)."""
+    repo = conf.get("repo")
+    path = conf_dir / repo if isinstance(repo, str) else conf_dir
+    return path if path.is_dir() else conf_dir
 
 
 def _asv_failure(output: str) -> str:
@@ -275,6 +283,7 @@ def publish(
         unchecked=unchecked_workloads(history, read_unchecked(results)),
         failing=failing,
         no_error=no_error_text(failing, asv_logs),
+        bisect=bisect_hint(_repo_dir(conf, conf_dir), results=results_dir),
     )
 
     try:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import datetime
 import html
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -440,7 +440,10 @@ EVENT_TOP_SERIES = 5
 
 
 def _events_section(
-    events: Sequence[Event], changes: Sequence[MachineChange], hash_length: int
+    events: Sequence[Event],
+    changes: Sequence[MachineChange],
+    hash_length: int,
+    bisect: Callable[[Event], str | None] | None = None,
 ) -> str:
     from jaxbench.analyse.events import BROAD_LABEL
 
@@ -459,6 +462,9 @@ def _events_section(
         )
         rest = len(event.regressions) - EVENT_TOP_SERIES
         more = f'<li class="more">and {rest} more series</li>' if rest > 0 else ""
+        command = bisect(event) if bisect is not None else None
+        if command:  # the range holds several commits: which one did it
+            more += f'<li class="bisect">which commit: <code>{_esc(command)}</code></li>'
         items.append(
             f'<li class="event{" broad" if event.broad else ""}" '
             f'data-commit="{_esc(event.bad_commit)}">'
@@ -699,8 +705,12 @@ def render_regressions_page(
     unchecked: Sequence[UncheckedWorkload] = (),
     failing: Sequence[FailureGroup] = (),
     no_error: str = "",
+    bisect: Callable[[Event], str | None] | None = None,
 ) -> str:
     """The regressions page (``jaxbench/regressions.html``) as HTML text.
+
+    ``bisect``: an event's ``jaxbench bisect`` command, shown in it where its
+    range holds several commits (:func:`jaxbench.jobs.first_parent.bisect_hint`).
 
     ``failing``: the benchmarks failing at the newest commit
     (:func:`jaxbench.analyse.failures.failing_groups`), listed first;
@@ -801,7 +811,7 @@ def render_regressions_page(
         )
         + "\n"
         + (
-            _events_section(events, machine_changes, hash_length) + "\n"
+            _events_section(events, machine_changes, hash_length, bisect) + "\n"
             if events is not None
             else ""
         )

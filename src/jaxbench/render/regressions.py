@@ -275,7 +275,9 @@ def changes_text(changes: Sequence[MachineChange], *, most: int | None = None) -
     return lines
 
 
-def _event_block(number: int, event: Event) -> list[str]:
+def _event_block(
+    number: int, event: Event, bisect: Callable[[Event], str | None] | None = None
+) -> list[str]:
     from jaxbench.analyse.events import BROAD_LABEL
 
     span = event.bad_commit[:8]
@@ -298,6 +300,9 @@ def _event_block(number: int, event: Event) -> list[str]:
     rest = len(event.regressions) - TOP_SERIES
     if rest > 0:
         lines.append(f"   ... and {rest} more series (--series, --format json)")
+    command = bisect(event) if bisect is not None else None
+    if command:
+        lines.append(f"   which commit: {command}")
     return lines
 
 
@@ -309,11 +314,14 @@ def format_events(
     machine_changes: Sequence[MachineChange] = (),
     unconfirmed: Sequence[Regression] = (),
     budget: int | None = None,
+    bisect: Callable[[Event], str | None] | None = None,
 ) -> str:
     """Events, most severe first: the top series of each, the rest counted.
 
     ``limit``: events shown at most (0: all). ``budget``: lines at most; the
     events that do not fit are counted in the first line (at least one is shown).
+    ``bisect``: an event's ``jaxbench bisect`` command, shown under it, where its
+    range holds several commits (:func:`jaxbench.jobs.first_parent.bisect_hint`).
     """
     from jaxbench.analyse.evidence import unconfirmed_summary
 
@@ -323,7 +331,7 @@ def format_events(
     if not events:
         return "\n".join([f"No regressions in {n_series} series.", *tail]) + "\n"
     chosen = events if limit <= 0 else events[:limit]
-    blocks = [_event_block(number, event) for number, event in enumerate(chosen, 1)]
+    blocks = [_event_block(number, event, bisect) for number, event in enumerate(chosen, 1)]
     if budget is not None:
         room = budget - 1 - len(tail)
         while len(blocks) > 1 and sum(len(b) for b in blocks) > room:
