@@ -37,6 +37,7 @@ COMMANDS: dict[str, str] = {
     "machine": "machine",
     "pair-history": "pair_history",
     "bisect": "bisect",
+    "upgrade": "upgrade",
     "check-run": "check_run",
     "progress": "progress",
 }

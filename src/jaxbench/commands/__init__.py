@@ -133,3 +133,28 @@ def open_sides_of(args: argparse.Namespace) -> AbstractContextManager[Sides]:
         env_name=args.env,
         default_python=sys.executable,
     )
+
+
+def add_verdict_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--format`` and ``--fail-on`` of the commands that print compare's verdicts."""
+    from jaxbench.analyse.compare import DEFAULT_FAIL_ON, FAIL_CATEGORIES
+
+    parser.add_argument(
+        "--format", choices=("text", "markdown", "json"), default="text", help="output format"
+    )
+    parser.add_argument(
+        "--fail-on",
+        default=",".join(sorted(DEFAULT_FAIL_ON)),
+        help="comma-separated kinds whose regressions give exit status 1: "
+        f"{', '.join(FAIL_CATEGORIES)}, or 'none' or 'all' (default: %(default)s)",
+    )
+
+
+def write_output(text: str, output: Path | None) -> None:
+    """``text`` to ``--output`` (atomically) or, without it, to stdout."""
+    if output is None:
+        sys.stdout.write(text)
+        return
+    from jaxbench.store.fsio import write_text_atomic
+
+    write_text_atomic(output, text)

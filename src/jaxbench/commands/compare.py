@@ -13,18 +13,14 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 from pathlib import Path
 
 from jaxbench.analyse.compare import (
-    DEFAULT_FAIL_ON,
-    FAIL_CATEGORIES,
     Settings,
     parse_fail_on,
 )
-from jaxbench.commands import positive_int, say
+from jaxbench.commands import add_verdict_arguments, positive_int, say, write_output
 from jaxbench.jobs.compare import compare_commits, render
-from jaxbench.store.fsio import write_text_atomic
 
 __all__ = ["HELP", "add_arguments", "run"]
 
@@ -59,15 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--machine", help="machine to compare on (needed if there are several)")
     parser.add_argument("--env", help="one environment name (default: every environment)")
-    parser.add_argument(
-        "--format", choices=("text", "markdown", "json"), default="text", help="output format"
-    )
-    parser.add_argument(
-        "--fail-on",
-        default=",".join(sorted(DEFAULT_FAIL_ON)),
-        help="comma-separated kinds whose regressions give exit status 1: "
-        f"{', '.join(FAIL_CATEGORIES)}, or 'none' or 'all' (default: %(default)s)",
-    )
+    add_verdict_arguments(parser)
     parser.add_argument("--html-url", help="base URL of 'asv publish' HTML, to link graphs")
     parser.add_argument(
         "--factor",
@@ -148,8 +136,5 @@ def run(args: argparse.Namespace) -> int:
         say=say,
     )
     text = render(compared, args.format, fail_on=fail_on, html_url=args.html_url)
-    if args.output is not None:
-        write_text_atomic(args.output, text)
-    else:
-        sys.stdout.write(text)
+    write_output(text, args.output)
     return 1 if compared.report.failing(fail_on) else 0

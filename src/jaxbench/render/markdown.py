@@ -430,6 +430,27 @@ def _them(rows: Sequence[Row]) -> str:
     return "it" if len(rows) == 1 else "them"
 
 
+def _untested_between_environments(warm: list[Row], single: list[Row]) -> str | None:
+    """What one commit's comparison in two environments leaves untested: no command
+    times two environments side by side, so none is suggested."""
+    parts: list[str] = []
+    moved = [r for r in warm if r.verdict is Verdict.UNTESTED]
+    if warm:
+        parts.append(
+            f"{_plural(len(warm), 'warm time')} measured in separate runs"
+            + (f", {len(moved)} moved{_ratios(moved)}" if moved else "")
+        )
+    if single:
+        parts.append(f"{_figures(single)} moved beyond the measured spread, one value a side"
+                     f"{_ratios(single)}")  # fmt: skip
+    if not parts:
+        return None
+    return (
+        "Not tested: " + "; ".join(parts) + " (jaxbench times two commits side by side, not "
+        "yet two environments)."
+    )
+
+
 def not_tested_line(report: CompareReport) -> str | None:
     """What could not be tested, how many of those moved, and the command that tests them.
 
@@ -444,6 +465,8 @@ def not_tested_line(report: CompareReport) -> str | None:
     where = f"--machine {report.machine} --env {envs[0] if len(envs) == 1 else 'ENV'}"
     commits = (report.base_commit, report.head_commit)
     parts: list[str] = []
+    if report.base_commit == report.head_commit:  # one commit, two environments (upgrade)
+        return _untested_between_environments(warm, single)
     if warm:
         s = report.settings
         text = (
