@@ -128,8 +128,9 @@ def make_history(history: History, root: Path) -> ShapeRepo:
     for i in range(2, history.commits + 1):
         if history.merge and i == history.commits:
             git(origin, "checkout", "-q", "-b", "feature", "HEAD~1")
-            _readme(origin, "A feature branch's change.")
-            _commit(origin, "feature: README", i)
+            # a file of its own: two appends to README.md's end would conflict
+            (origin / "FEATURE.md").write_text("A feature branch's change.\n", encoding="utf-8")
+            _commit(origin, "feature: FEATURE.md", i)
             git(origin, "checkout", "-q", "main")
             git(origin, "merge", "-q", "--no-ff", "-m", "Merge branch 'feature'", "feature",
                 date=f"2024-01-01T{i + 1:02d}:00:00+00:00")  # fmt: skip
