@@ -71,10 +71,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-PROJECT = Path(__file__).resolve().parents[1]
-MACHINE = "bench-review"
-JAX = "0.10.2"
-XLA_FLAGS = "--xla_force_host_platform_device_count=4"
+from scratch_repo import JAX, MACHINE, PROJECT, write_project
+
 JAXBENCH = [sys.executable, "-m", "jaxbench"]
 GIT_ID = ["-c", "user.name=b", "-c", "user.email=b@b"]
 
@@ -181,23 +179,7 @@ def _commit(root: Path, message: str) -> str:
 
 def make_project(root: Path) -> str:
     """The scratch copy of this project; returns the base commit."""
-    sys.path.insert(0, str(PROJECT / "src"))
-    from jaxbench.store.jsonc import loads  # asv.conf.json has comments
-
-    root.mkdir(parents=True)
-    for name in ("src", "benchmarks"):
-        shutil.copytree(
-            PROJECT / name, root / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info")
-        )
-    shutil.copy2(PROJECT / "pyproject.toml", root / "pyproject.toml")
-    conf = loads((PROJECT / "asv.conf.json").read_text(encoding="utf-8"))
-    # One environment: jax JAX, the suite's other requirements (optax, equinox) as pinned.
-    reqs = {name: list(versions)[-1:] for name, versions in conf["matrix"]["req"].items()}
-    conf["matrix"] = {"req": {**reqs, "jax": [JAX]}, "env": {"XLA_FLAGS": [XLA_FLAGS]}}
-    conf["branches"] = ["main"]
-    (root / "asv.conf.json").write_text(json.dumps(conf, indent=2), encoding="utf-8")
-    (root / "README.md").write_text("# scratch copy for bench_review.py\n", encoding="utf-8")
-    (root / ".gitignore").write_text("/results/\n/.asv/\n/html/\n", encoding="utf-8")
+    write_project(root, "# scratch copy for bench_review.py\n")
     git(root, "init", "-q", "-b", "main")
     return _commit(root, "base")
 

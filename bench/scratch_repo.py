@@ -48,8 +48,9 @@ def asv_env() -> dict[str, str]:
     return env
 
 
-def make_repo(root: Path) -> str:
-    """The scratch repository; returns the base commit."""
+def write_project(root: Path, readme: str) -> None:
+    """A copy of this project at ``root`` (src, benchmarks, pyproject.toml), its
+    asv.conf.json cut to one environment, ``readme`` as its README."""
     sys.path.insert(0, str(PROJECT / "src"))
     from jaxbench.store.jsonc import loads  # asv.conf.json has comments
 
@@ -65,8 +66,13 @@ def make_repo(root: Path) -> str:
     conf["matrix"] = {"req": {**reqs, "jax": [JAX]}, "env": {"XLA_FLAGS": [XLA_FLAGS]}}
     conf["branches"] = ["main"]
     (root / "asv.conf.json").write_text(json.dumps(conf, indent=2), encoding="utf-8")
-    (root / "README.md").write_text("# scratch copy for the history benchmarks\n", "utf-8")
+    (root / "README.md").write_text(readme, encoding="utf-8")
     (root / ".gitignore").write_text("/results/\n/.asv/\n/html/\n", encoding="utf-8")
+
+
+def make_repo(root: Path) -> str:
+    """The scratch repository; returns the base commit."""
+    write_project(root, "# scratch copy for the history benchmarks\n")
     git(root, "init", "-q", "-b", "main")
     git(root, "-c", "user.name=b", "-c", "user.email=b@b", "add", "-A")
     git(root, "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-q", "-m", "base")
