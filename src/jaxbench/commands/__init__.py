@@ -6,19 +6,25 @@ import argparse
 import sys
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
+    from jaxbench.jobs.pair_history import PairSettings
     from jaxbench.jobs.sides import Sides
+
+    Sampling = TypeVar("Sampling", bound=PairSettings)
 
 __all__ = [
     "add_asv_log_argument",
     "add_compile_cache_argument",
     "add_side_arguments",
+    "add_verdict_arguments",
     "non_negative_int",
     "open_sides_of",
     "positive_int",
+    "sampling_settings",
     "say",
+    "write_output",
 ]
 
 
@@ -158,3 +164,16 @@ def write_output(text: str, output: Path | None) -> None:
     from jaxbench.store.fsio import write_text_atomic
 
     write_text_atomic(output, text)
+
+
+def sampling_settings(kind: type[Sampling], args: argparse.Namespace) -> Sampling:
+    """``pair-history``'s or ``ab``'s settings from their shared options."""
+    return kind(
+        rounds=args.rounds,
+        second_look=args.second_look,
+        per_round=args.per_round,
+        cpus=args.cpus,
+        parallel=args.parallel,
+        compile_cache=args.compile_cache,
+        bench=tuple(args.bench or ()),
+    )

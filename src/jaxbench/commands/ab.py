@@ -51,6 +51,7 @@ from jaxbench.commands import (
     non_negative_int,
     open_sides_of,
     positive_int,
+    sampling_settings,
     say,
 )
 from jaxbench.jobs.ab import AbSettings, time_side_by_side
@@ -113,15 +114,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     check_name(args.machine)
-    settings = AbSettings(
-        rounds=args.rounds,
-        second_look=args.second_look,
-        per_round=args.per_round,
-        cpus=args.cpus,
-        parallel=args.parallel,
-        compile_cache=args.compile_cache,
-        bench=tuple(args.bench or ()),
-    )
+    settings = sampling_settings(AbSettings, args)
     with open_sides_of(args) as sides:
         env = sides.env_name or args.env or "lockstep"
         time_side_by_side(

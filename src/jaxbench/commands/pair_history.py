@@ -27,6 +27,7 @@ from jaxbench.commands import (
     add_parallel_argument,
     non_negative_int,
     positive_int,
+    sampling_settings,
 )
 from jaxbench.errors import UsageError
 from jaxbench.jobs.git import git
@@ -158,15 +159,7 @@ def run(args: argparse.Namespace) -> int:
     bench_dir = args.benchmarks or repo / str(conf.get("benchmark_dir", "benchmarks"))
     envs = _envs(args)
     commits = _read_commits(args, repo)
-    settings = PairSettings(
-        rounds=args.rounds,
-        second_look=args.second_look,
-        per_round=args.per_round,
-        cpus=args.cpus,
-        parallel=args.parallel,
-        compile_cache=args.compile_cache,
-        bench=tuple(args.bench or ()),
-    )
+    settings = sampling_settings(PairSettings, args)
     planned, skipped = plan_pairs(
         repo,
         envs,
