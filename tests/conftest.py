@@ -10,13 +10,17 @@ from __future__ import annotations
 import contextlib
 import datetime
 import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+import machine_alone
 
 #: pvlib's public asv history, trimmed to five benchmarks (tests/data/pvlib/PROVENANCE.md)
 PVLIB_RESULTS = Path(__file__).resolve().parent / "data" / "pvlib" / "results"
@@ -192,6 +196,32 @@ def private_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 
 # --- parallel runs (pytest-xdist) ----------------------------------------------------------
+
+#: The folder of the run's machine lock, where this process made it.
+_LOCK_FOLDER = pytest.StashKey[str]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The run's machine lock (:mod:`machine_alone`), named before xdist starts its processes."""
+    if not hasattr(config, "workerinput") and machine_alone.LOCK_VARIABLE not in os.environ:
+        folder = tempfile.mkdtemp(prefix="jaxbench-tests-")
+        config.stash[_LOCK_FOLDER] = folder
+        os.environ[machine_alone.LOCK_VARIABLE] = os.path.join(folder, "machine.lock")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    folder = config.stash.get(_LOCK_FOLDER, None)
+    if folder is not None:
+        os.environ.pop(machine_alone.LOCK_VARIABLE, None)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def _machine_shared() -> Iterator[None]:
+    """Every test shares the machine; a part that times two sides takes it alone."""
+    with machine_alone.shared():
+        yield
+
 
 #: The order in which a parallel run (``--dist loadfile``: a module's tests on
 #: one worker, so a module-scoped fixture runs once) hands out its modules: the

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+import machine_alone
+
 ROOT = Path(__file__).resolve().parents[1]
 
 pytestmark = pytest.mark.e2e
@@ -27,10 +29,11 @@ def test_the_device_check_dry_run_prints_its_table(tmp_path: Path) -> None:
         import sys
 
         env["PYTHON"] = sys.executable
-    done = subprocess.run(
-        ["bash", str(ROOT / "bench" / "device_check.sh"), "--dry-run", "--json", str(out)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
+    with machine_alone.alone():  # its A/A and planted pairs assert verdicts
+        done = subprocess.run(
+            ["bash", str(ROOT / "bench" / "device_check.sh"), "--dry-run", "--json", str(out)],
+            cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False,
+        )  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     steps = {row["step"]: row for row in json.loads(out.read_text())}
     assert list(steps) == ["corpus", "report", "ab aa", "ab planted"]

@@ -35,6 +35,7 @@ from typing import Any
 import pytest
 from asv.results import Results
 
+import machine_alone
 from e2e_repo import ASV_BIN, MACHINE, asv, asv_environ
 from init_repo import LAYER_SUITE, Repo, make_flat_package, make_src_package
 from served import served
@@ -475,7 +476,20 @@ def run_review_steps(root: Path, base: str, head: str, scratch: Path) -> list[tu
     )
     outputs: dict[str, dict[str, str]] = {}
     done: list[tuple[str, int, str]] = []
-    for index, step in enumerate(job["steps"]):
+    with machine_alone.alone():  # it times base and head side by side
+        _run_steps(root, job["steps"], env, outputs, done, scratch)
+    return done
+
+
+def _run_steps(
+    root: Path,
+    steps: list[dict[str, Any]],
+    env: dict[str, str],
+    outputs: dict[str, dict[str, str]],
+    done: list[tuple[str, int, str]],
+    scratch: Path,
+) -> None:
+    for index, step in enumerate(steps):
         if "run" not in step or step["name"] in _RUNNER_STEPS:
             continue
         if str(step.get("if", "")).strip():
@@ -507,7 +521,6 @@ def run_review_steps(root: Path, base: str, head: str, scratch: Path) -> list[tu
         done.append((str(step["name"]), proc.returncode, proc.stdout + proc.stderr))
         if proc.returncode != 0:
             break
-    return done
 
 
 def test_the_written_review_passes_an_a_a_pull_request_with_a_matrix_only_package(

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+import machine_alone
 from e2e_repo import E2eRepo, asv_environ, git, jaxbench_cli, make_repo
 from jaxbench.errors import UsageError
 from jaxbench.store.asv_env import AsvEnv, review_env
@@ -28,9 +29,10 @@ TIMEOUT = 1800
 
 
 def _review(repo: E2eRepo, *args: str) -> tuple[int, str, str, dict[str, Any]]:
-    done = jaxbench_cli(
-        repo.root, "review", *args, "--budget", BUDGET, timeout=TIMEOUT, environ=asv_environ()
-    )
+    with machine_alone.alone():  # it times base and head side by side
+        done = jaxbench_cli(
+            repo.root, "review", *args, "--budget", BUDGET, timeout=TIMEOUT, environ=asv_environ()
+        )
     work = repo.root / ".asv" / "review"
     found = work / "review.json"
     doc = json.loads(found.read_text(encoding="utf-8")) if found.is_file() else {}

@@ -1,0 +1,103 @@
+"""The tests' machine lock (tests/machine_alone.py), with real processes and real flock."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import machine_alone
+
+HERE = Path(__file__).resolve().parent
+
+#: A test process: takes the lock in MODE, says so, waits for its release file, leaves.
+HOLDER = """
+import pathlib, sys, time
+sys.path.insert(0, {here!r})
+import machine_alone
+mode, said, release = sys.argv[1], pathlib.Path(sys.argv[2]), pathlib.Path(sys.argv[3])
+with getattr(machine_alone, mode)():
+    said.write_text("in")
+    while not release.exists():
+        time.sleep(0.01)
+"""
+
+
+def _start(tmp_path: Path, lock: Path, mode: str, name: str) -> tuple[subprocess.Popen[str], Path]:
+    said, release = tmp_path / f"{name}.in", tmp_path / f"{name}.release"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLDER.format(here=str(HERE)), mode, str(said), str(release)],
+        env={**os.environ, machine_alone.LOCK_VARIABLE: str(lock)},
+        text=True,
+    )
+    return proc, release
+
+
+def _entered(tmp_path: Path, name: str, within: float) -> bool:
+    end = time.monotonic() + within
+    while time.monotonic() < end:
+        if (tmp_path / f"{name}.in").exists():
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def test_alone_waits_for_the_running_test_and_then_keeps_new_ones_out(tmp_path: Path) -> None:
+    lock = tmp_path / "machine.lock"
+    reader, release_reader = _start(tmp_path, lock, "shared", "reader")
+    assert _entered(tmp_path, "reader", 30)
+    second, release_second = _start(tmp_path, lock, "shared", "second")
+    assert _entered(tmp_path, "second", 30)  # tests share the machine
+    writer, release_writer = _start(tmp_path, lock, "alone", "writer")
+    assert not _entered(tmp_path, "writer", 1)  # two tests still run
+    late, release_late = _start(tmp_path, lock, "shared", "late")
+    assert not _entered(tmp_path, "late", 1)  # the turnstile: no new test while it waits
+    release_reader.touch()
+    release_second.touch()
+    assert _entered(tmp_path, "writer", 30)
+    assert not _entered(tmp_path, "late", 1)  # alone means alone
+    release_writer.touch()
+    assert _entered(tmp_path, "late", 30)
+    release_late.touch()
+    for proc in (reader, second, writer, late):
+        assert proc.wait(timeout=30) == 0
+
+
+def test_two_that_want_it_alone_from_inside_their_tests_take_turns(tmp_path: Path) -> None:
+    """Each holds it shared (its test) and then asks for it alone: no deadlock."""
+    lock = tmp_path / "machine.lock"
+    code = HOLDER.format(here=str(HERE)).replace(
+        "with getattr(machine_alone, mode)():",
+        "with machine_alone.shared(), machine_alone.alone():",
+    )
+    procs = []
+    for name in ("one", "two"):
+        said, release = tmp_path / f"{name}.in", tmp_path / f"{name}.release"
+        procs.append(
+            subprocess.Popen(
+                [sys.executable, "-c", code, "alone", str(said), str(release)],
+                env={**os.environ, machine_alone.LOCK_VARIABLE: str(lock)},
+            )
+        )
+    first = _first_in(tmp_path, ("one", "two"))
+    other = "two" if first == "one" else "one"
+    assert not _entered(tmp_path, other, 1)
+    (tmp_path / f"{first}.release").touch()
+    assert _entered(tmp_path, other, 30)
+    (tmp_path / f"{other}.release").touch()
+    for proc in procs:
+        assert proc.wait(timeout=30) == 0
+
+
+def _first_in(tmp_path: Path, names: tuple[str, ...]) -> str:
+    end = time.monotonic() + 30
+    while time.monotonic() < end:
+        for name in names:
+            if (tmp_path / f"{name}.in").exists():
+                return name
+        time.sleep(0.01)
+    pytest.fail(f"none of {names} took the machine alone within 30 s")
