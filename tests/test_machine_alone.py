@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,14 +28,36 @@ with getattr(machine_alone, mode)():
 """
 
 
-def _start(tmp_path: Path, lock: Path, mode: str, name: str) -> tuple[subprocess.Popen[str], Path]:
+@pytest.fixture
+def started() -> Iterator[list[subprocess.Popen[str]]]:
+    """The holder processes a test starts, killed at its end, pass or fail."""
+    procs: list[subprocess.Popen[str]] = []
+    yield procs
+    for proc in procs:
+        proc.kill()
+        proc.wait(timeout=30)
+
+
+def _start(
+    started: list[subprocess.Popen[str]], tmp_path: Path, mode: str, name: str, code: str = ""
+) -> Path:
+    """A holder named ``name`` taking the lock in ``mode``; its release file."""
     said, release = tmp_path / f"{name}.in", tmp_path / f"{name}.release"
-    proc = subprocess.Popen(
-        [sys.executable, "-c", HOLDER.format(here=str(HERE)), mode, str(said), str(release)],
-        env={**os.environ, machine_alone.LOCK_VARIABLE: str(lock)},
-        text=True,
+    started.append(
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                code or HOLDER.format(here=str(HERE)),
+                mode,
+                str(said),
+                str(release),
+            ],
+            env={**os.environ, machine_alone.LOCK_VARIABLE: str(tmp_path / "machine.lock")},
+            text=True,
+        )
     )
-    return proc, release
+    return release
 
 
 def _entered(tmp_path: Path, name: str, within: float) -> bool:
@@ -46,15 +69,16 @@ def _entered(tmp_path: Path, name: str, within: float) -> bool:
     return False
 
 
-def test_alone_waits_for_the_running_test_and_then_keeps_new_ones_out(tmp_path: Path) -> None:
-    lock = tmp_path / "machine.lock"
-    reader, release_reader = _start(tmp_path, lock, "shared", "reader")
+def test_alone_waits_for_the_running_test_and_then_keeps_new_ones_out(
+    started: list[subprocess.Popen[str]], tmp_path: Path
+) -> None:
+    release_reader = _start(started, tmp_path, "shared", "reader")
     assert _entered(tmp_path, "reader", 30)
-    second, release_second = _start(tmp_path, lock, "shared", "second")
+    release_second = _start(started, tmp_path, "shared", "second")
     assert _entered(tmp_path, "second", 30)  # tests share the machine
-    writer, release_writer = _start(tmp_path, lock, "alone", "writer")
+    release_writer = _start(started, tmp_path, "alone", "writer")
     assert not _entered(tmp_path, "writer", 1)  # two tests still run
-    late, release_late = _start(tmp_path, lock, "shared", "late")
+    release_late = _start(started, tmp_path, "shared", "late")
     assert not _entered(tmp_path, "late", 1)  # the turnstile: no new test while it waits
     release_reader.touch()
     release_second.touch()
@@ -63,34 +87,26 @@ def test_alone_waits_for_the_running_test_and_then_keeps_new_ones_out(tmp_path: 
     release_writer.touch()
     assert _entered(tmp_path, "late", 30)
     release_late.touch()
-    for proc in (reader, second, writer, late):
-        assert proc.wait(timeout=30) == 0
+    assert [proc.wait(timeout=30) for proc in started] == [0, 0, 0, 0]
 
 
-def test_two_that_want_it_alone_from_inside_their_tests_take_turns(tmp_path: Path) -> None:
+def test_two_that_want_it_alone_from_inside_their_tests_take_turns(
+    started: list[subprocess.Popen[str]], tmp_path: Path
+) -> None:
     """Each holds it shared (its test) and then asks for it alone: no deadlock."""
-    lock = tmp_path / "machine.lock"
     code = HOLDER.format(here=str(HERE)).replace(
         "with getattr(machine_alone, mode)():",
         "with machine_alone.shared(), machine_alone.alone():",
     )
-    procs = []
     for name in ("one", "two"):
-        said, release = tmp_path / f"{name}.in", tmp_path / f"{name}.release"
-        procs.append(
-            subprocess.Popen(
-                [sys.executable, "-c", code, "alone", str(said), str(release)],
-                env={**os.environ, machine_alone.LOCK_VARIABLE: str(lock)},
-            )
-        )
+        _start(started, tmp_path, "alone", name, code)
     first = _first_in(tmp_path, ("one", "two"))
     other = "two" if first == "one" else "one"
     assert not _entered(tmp_path, other, 1)
     (tmp_path / f"{first}.release").touch()
     assert _entered(tmp_path, other, 30)
     (tmp_path / f"{other}.release").touch()
-    for proc in procs:
-        assert proc.wait(timeout=30) == 0
+    assert [proc.wait(timeout=30) for proc in started] == [0, 0]
 
 
 def _first_in(tmp_path: Path, names: tuple[str, ...]) -> str:
