@@ -216,11 +216,13 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-@pytest.fixture(autouse=True)
-def _machine_shared() -> Iterator[None]:
-    """Every test shares the machine; a part that times two sides takes it alone."""
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None]:
+    """Every test shares the machine (a part that times two sides takes it alone), from
+    its setup to its teardown: module fixtures that run asv are set up and torn down
+    inside the protocol of the first and last test that uses them."""
     with machine_alone.shared():
-        yield
+        return (yield)
 
 
 #: The order in which a parallel run (``--dist loadfile``: a module's tests on

@@ -10,7 +10,8 @@ empty commit flagged ``track_lower_seconds`` 1.52x, every stage of the head
 
 A readers-writer lock over one file that every process of a run shares
 (``conftest.py`` names it in ``$JAXBENCH_TEST_MACHINE_LOCK``): every test
-holds it shared while it runs (:func:`shared`, an autouse fixture), and a
+holds it shared from its setup to its teardown, module fixtures included
+(:func:`shared`, around pytest's run of each test), and a
 part that times and asserts takes it alone (:func:`alone`): it waits for the
 other process's current test to end, and the other process starts no test
 until it is done. A turnstile lock keeps a stream of short tests from
@@ -26,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-__all__ = ["LOCK_VARIABLE", "alone", "shared"]
+__all__ = ["LOCK_VARIABLE", "alone", "held", "shared"]
 
 #: The variable naming the run's lock file (the turnstile is beside it).
 LOCK_VARIABLE = "JAXBENCH_TEST_MACHINE_LOCK"
@@ -77,6 +78,12 @@ def _holding(mode: int) -> Iterator[None]:
         yield
     finally:
         lock.set(before)
+
+
+def held() -> int:
+    """How this process holds the run's lock now (``fcntl.LOCK_SH``, ``LOCK_EX`` or ``LOCK_UN``)."""
+    named = os.environ.get(LOCK_VARIABLE)
+    return _locks[named].held if named in _locks else fcntl.LOCK_UN
 
 
 def shared() -> contextlib.AbstractContextManager[None]:

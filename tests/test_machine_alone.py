@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
@@ -117,3 +118,17 @@ def _first_in(tmp_path: Path, names: tuple[str, ...]) -> str:
                 return name
         time.sleep(0.01)
     pytest.fail(f"none of {names} took the machine alone within 30 s")
+
+
+@pytest.fixture(scope="module")
+def held_in_module_setup() -> int:
+    return machine_alone.held()
+
+
+def test_a_module_fixture_is_set_up_with_the_machine_shared(held_in_module_setup: int) -> None:
+    """Module fixtures run asv (the end-to-end repositories): they count as the test's."""
+    assert held_in_module_setup == fcntl.LOCK_SH
+    assert machine_alone.held() == fcntl.LOCK_SH
+    with machine_alone.alone():
+        assert machine_alone.held() == fcntl.LOCK_EX
+    assert machine_alone.held() == fcntl.LOCK_SH
