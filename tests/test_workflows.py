@@ -113,7 +113,14 @@ def run_zizmor(*targets: Path) -> subprocess.CompletedProcess[str]:
 
 def test_the_workflows_exist() -> None:
     names = {path.name for path in WORKFLOW_FILES}
-    assert {"benchmarks.yml", "measure.yml", "pr-bench.yml", "pr-comment.yml", "tests.yml"} <= names
+    assert {
+        "benchmarks.yml",
+        "jax-upgrade.yml",
+        "measure.yml",
+        "pr-bench.yml",
+        "pr-comment.yml",
+        "tests.yml",
+    } <= names
 
 
 # -- the linters ---------------------------------------------------------------

@@ -245,6 +245,9 @@ class CompareReport:
     #: Environment -> whether base and head were measured in one run there
     #: (:func:`jaxbench.analyse.runs.one_run`).
     one_run: tuple[tuple[str, bool], ...] = ()
+    #: The head's environment where it is not the base's (one commit in two
+    #: environments: ``jaxbench upgrade``; rows are named by the base's): "" otherwise.
+    head_env: str = ""
 
     def warm_tests(self) -> Counter[WarmTest]:
         """Warm-time rows per way of testing them."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -17,8 +18,10 @@ if TYPE_CHECKING:
 __all__ = [
     "add_asv_log_argument",
     "add_compile_cache_argument",
+    "add_measuring_arguments",
     "add_side_arguments",
     "add_verdict_arguments",
+    "duration",
     "non_negative_int",
     "open_sides_of",
     "positive_int",
@@ -26,6 +29,22 @@ __all__ = [
     "say",
     "write_output",
 ]
+
+
+_DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*(s|m|min|h)?$")
+_UNIT = {None: 1.0, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
+
+
+def duration(text: str) -> float | None:
+    """A time budget in seconds: ``8m``, ``90s``, ``480`` (seconds); ``none`` or 0: None."""
+    if text.strip().lower() in ("none", "0"):
+        return None
+    match = _DURATION.match(text.strip().lower())
+    if match is None or float(match.group(1)) <= 0:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a duration; give e.g. 8m, 90s or 480 (seconds), or none"
+        )
+    return float(match.group(1)) * _UNIT[match.group(2)]
 
 
 def _int_at_least(text: str, least: int) -> int:
@@ -138,6 +157,26 @@ def open_sides_of(args: argparse.Namespace) -> AbstractContextManager[Sides]:
         head_benchmarks=args.head_benchmarks or args.benchmarks,
         env_name=args.env,
         default_python=sys.executable,
+    )
+
+
+def add_measuring_arguments(parser: argparse.ArgumentParser, *, what: str) -> None:
+    """``--budget`` and ``-b/--bench`` of the commands that measure two sides (review, upgrade)."""
+    from jaxbench.jobs.review import ReviewSettings
+
+    parser.add_argument(
+        "--budget",
+        type=duration,
+        default=ReviewSettings.budget,
+        help=f"time {what} should take: 8m, 90s, 480, or none for every round "
+        "(default: 8m); the rounds of first calls and warm times bend to it",
+    )
+    parser.add_argument(
+        "-b",
+        "--bench",
+        action="append",
+        metavar="REGEX",
+        help="only benchmarks whose name matches (as asv run -b; repeatable)",
     )
 
 

@@ -19,31 +19,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 from pathlib import Path
 
 from jaxbench.analyse.compare import DEFAULT_FAIL_ON, FAIL_CATEGORIES, parse_fail_on
-from jaxbench.commands import say
+from jaxbench.commands import add_measuring_arguments, say
 from jaxbench.jobs.review import ReviewPlace, ReviewSettings, review
 
 __all__ = ["HELP", "add_arguments", "run"]
 
 HELP = "review a pull request locally: measure BASE and HEAD, compare, write the comment"
-
-_DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*(s|m|min|h)?$")
-_UNIT = {None: 1.0, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
-
-
-def _budget(text: str) -> float | None:
-    if text.strip().lower() in ("none", "0"):
-        return None
-    match = _DURATION.match(text.strip().lower())
-    if match is None or float(match.group(1)) <= 0:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a duration; give e.g. 8m, 90s or 480 (seconds), or none"
-        )
-    return float(match.group(1)) * _UNIT[match.group(2)]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -66,20 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="where the pull-request comment (markdown) goes (default: .asv/review/comment.md "
         "beside asv.conf.json)",
     )
-    parser.add_argument(
-        "--budget",
-        type=_budget,
-        default=ReviewSettings.budget,
-        help="time the review should take: 8m, 90s, 480, or none for every round "
-        "(default: 8m); the rounds of first calls and warm times bend to it",
-    )
-    parser.add_argument(
-        "-b",
-        "--bench",
-        action="append",
-        metavar="REGEX",
-        help="only benchmarks whose name matches (as asv run -b; repeatable)",
-    )
+    add_measuring_arguments(parser, what="the review")
     parser.add_argument(
         "--fail-on",
         default=",".join(sorted(DEFAULT_FAIL_ON)),

@@ -172,7 +172,8 @@ def time_side_by_side(
     deadline: float | None = None,
     size: Size | None = None,
 ) -> AbDone:
-    """Time every selected warm time of both sides, in rounds, into both commits' results.
+    """Time every selected warm time of both sides, in rounds, into both sides' results
+    (the base's in ``env``, the head's in ``sides.head_env_name`` where it has one).
 
     ``deadline``: a :func:`time.monotonic` time the rounds should end by; from
     :data:`~jaxbench.analyse.stats.MIN_PAIRED_ROUNDS` rounds on, a batch of
@@ -196,7 +197,8 @@ def time_side_by_side(
             f"needs {MIN_PAIRED_ROUNDS} rounds or more (6 recommended); it will call every "
             "warm time it does not look at again inconclusive"
         )
-    if base_commit == head_commit:
+    head_env = sides.head_env_name or env
+    if base_commit == head_commit and head_env == env:
         raise UsageError("--base-commit and --head-commit are the same; give two commits")
     listed = selected(list_benchmarks(head), list(settings.bench))
     if not listed:
@@ -208,7 +210,7 @@ def time_side_by_side(
     python = f"{sys.version_info.major}.{sys.version_info.minor}"
     files = {
         "base": load_or_new(results, machine, base_commit, env, python),
-        "head": load_or_new(results, machine, head_commit, env, python),
+        "head": load_or_new(results, machine, head_commit, head_env, python),
     }
     looked_again: list[int] = []
     started = datetime.datetime.now(datetime.UTC)

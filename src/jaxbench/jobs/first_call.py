@@ -205,14 +205,16 @@ def measure_side_by_side(
     deadline: float | None = None,
     job: str = "jaxbench first-call",
 ) -> FirstCallDone:
-    """Measure the first calls of both sides in rounds, into both commits' result files.
+    """Measure the first calls of both sides in rounds, into both sides' result files
+    (the base's in ``env``, the head's in ``sides.head_env_name`` where it has one).
 
     ``deadline``: a :func:`time.monotonic` time the rounds should end by; a
     round is started only when the rounds so far say it will end by then
     (:data:`~jaxbench.analyse.stats.MIN_PAIRED_ROUNDS` always run)."""
     base, head = sides.base, sides.head
     base_commit, head_commit = sides.base_commit, sides.head_commit
-    if base_commit == head_commit:
+    head_env = sides.head_env_name or env
+    if base_commit == head_commit and head_env == env:
         raise UsageError("--base-commit and --head-commit are the same; give two commits")
     _check(settings)
     clock = time.perf_counter()
@@ -248,7 +250,7 @@ def measure_side_by_side(
     progress.close()
     files = {
         "base": load_or_new(results, machine, base_commit, env),
-        "head": load_or_new(results, machine, head_commit, env),
+        "head": load_or_new(results, machine, head_commit, head_env),
     }
     n = _add(files, base_calls, head_calls, started)
     if not n:

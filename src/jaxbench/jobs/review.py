@@ -53,10 +53,10 @@ from jaxbench.analyse.compare import DEFAULT_FAIL_ON, CompareReport, Settings
 from jaxbench.analyse.hlo import diff_runs
 from jaxbench.errors import JaxbenchError, UsageError
 from jaxbench.jobs.ab import AbSettings, Size, time_side_by_side
-from jaxbench.jobs.compare import compare_commits, render
+from jaxbench.jobs.compare import Compared, compare_commits, render
 from jaxbench.jobs.first_call import FirstCallDone, FirstCallSettings, measure_side_by_side
 from jaxbench.jobs.git import resolve_commit
-from jaxbench.jobs.sides import open_sides
+from jaxbench.jobs.sides import open_asv_sides
 from jaxbench.kinds import COMPILE_STAGES
 from jaxbench.lockstep.coordinator import concurrent_rounds, list_benchmarks
 from jaxbench.lockstep.first_call import FirstCalls
@@ -71,7 +71,18 @@ from jaxbench.store.fsio import write_text_atomic
 from jaxbench.store.hlo_store import read_hlo_runs
 from jaxbench.store.machine import check_name, probe, write_machine
 
-__all__ = ["JOB", "STEPS", "ReviewDone", "ReviewPlace", "ReviewSettings", "review"]
+__all__ = [
+    "JOB",
+    "STEPS",
+    "ReviewDone",
+    "ReviewPlace",
+    "ReviewSettings",
+    "Subject",
+    "check_config",
+    "measure_and_compare",
+    "resolve",
+    "review",
+]
 
 Say = Callable[[str], None]
 
@@ -128,6 +139,32 @@ class ReviewPlace:
     html_url: str | None = None
     #: print ``::group::`` lines around each step (GitHub Actions)
     groups: bool = False
+    #: the name its lines start with
+    job: str = JOB
+
+
+@dataclass(frozen=True)
+class Subject:
+    """What is measured: two sides, each a commit in an asv environment.
+
+    Two commits in one environment (a pull request's review), or one commit
+    in two environments (:mod:`jaxbench.jobs.upgrade`: jax 0.9.2 and 0.10.2)."""
+
+    commits: tuple[str, str]
+    envs: tuple[AsvEnv, AsvEnv]
+
+    def describe(self) -> str:
+        """``base 9a04e3f0, head 1b2c3d4e, environment E`` or the two environments'."""
+        (base, head), (base_env, head_env) = self.commits, self.envs
+        if base_env.name == head_env.name:
+            return f"base {base[:8]}, head {head[:8]}, environment {base_env.name}"
+        if base == head:
+            return f"commit {base[:8]}, base environment {base_env.name}, head {head_env.name}"
+        return f"base {base[:8]} in {base_env.name}, head {head[:8]} in {head_env.name}"
+
+
+#: ``compare(results, machine, settings)``: the comparison of the measured sides.
+Compare = Callable[[Path, str, Settings], Compared]
 
 
 @dataclass(frozen=True)
@@ -144,7 +181,18 @@ class ReviewDone:
     seconds: float
 
 
-def _resolve(root: Path, what: str, text: str) -> str:
+def check_config(config: Path, job: str) -> Path:
+    """The folder of ``config``, an asv configuration that must exist (``job`` runs there)."""
+    if not config.is_file():
+        raise UsageError(
+            f"{config}: no such file; run {job} where asv.conf.json is "
+            "(jaxbench init writes one), or give --config"
+        )
+    return config.resolve().parent
+
+
+def resolve(root: Path, what: str, text: str) -> str:
+    """The full hash of ``text`` (anything git resolves) in ``root``; ``what`` names it."""
     full = resolve_commit(root, text)
     if full is None:
         raise UsageError(
@@ -170,6 +218,7 @@ class _Steps:
 
     def __init__(self, place: ReviewPlace, budget: float | None, say: Say) -> None:
         self._say = say
+        self._job = place.job
         self._groups = place.groups
         self._state = place.work / "steps.json"
         self._budget = budget
@@ -197,7 +246,9 @@ class _Steps:
     def start(self, index: int) -> None:
         self.end()
         left, basis = self._left(index)
-        line = step_line(JOB, index + 1, len(STEPS), STEPS[index], self.elapsed, left, basis=basis)
+        line = step_line(
+            self._job, index + 1, len(STEPS), STEPS[index], self.elapsed, left, basis=basis
+        )
         self._say(f"::group::{line}" if self._groups else line)
         self._current = (STEPS[index], time.monotonic())
 
@@ -214,7 +265,7 @@ class _Steps:
         self.end()
         with contextlib.suppress(OSError):
             write_text_atomic(self._state, json.dumps(dict(self.took), indent=1) + "\n")
-        return done_line(JOB, self.elapsed, self.took)
+        return done_line(self._job, self.elapsed, self.took)
 
 
 @contextlib.contextmanager
@@ -239,17 +290,17 @@ def _figures_pattern(bench: Sequence[str]) -> str:
 
 def _asv_run(
     place: ReviewPlace,
-    env: AsvEnv,
-    commits: tuple[str, str],
+    subject: Subject,
     results: Path,
     settings: ReviewSettings,
     say: Say,
 ) -> None:
-    """Both commits' figures with asv, its output said and kept; UsageError when it
-    measured nothing."""
+    """Both sides' figures with asv (each commit in each environment), its output said
+    and kept; UsageError when it measured nothing."""
     root = place.config.resolve().parent
     hashes = place.work / "commits.txt"
-    write_text_atomic(hashes, "".join(f"{c}\n" for c in commits))
+    write_text_atomic(hashes, "".join(f"{c}\n" for c in dict.fromkeys(subject.commits)))
+    envs = [arg for name in dict.fromkeys(e.name for e in subject.envs) for arg in ("-E", name)]
     log = place.work / "asv-run.log"
     environ = {
         **os.environ,
@@ -260,7 +311,7 @@ def _asv_run(
     with _review_conf(place.config, results) as conf:
         command = [
             sys.executable, "-m", "asv", "run", f"HASHFILE:{hashes}", "--config", str(conf),
-            "-E", env.name, "--machine", place.machine, "--interleave-rounds",
+            *envs, "--machine", place.machine, "--interleave-rounds",
             "--record-samples", "-a", f"rounds={settings.asv_rounds}", "--show-stderr",
             "-b", _figures_pattern(settings.bench),
         ]  # fmt: skip
@@ -306,7 +357,12 @@ def _warm_costs(listed: Sequence[Mapping[str, Any]], head: FirstCalls) -> float:
 
 
 def _ab_sizing(
-    settings: ReviewSettings, sides: Any, deadline: float | None, head: FirstCalls, say: Say
+    settings: ReviewSettings,
+    sides: Any,
+    deadline: float | None,
+    head: FirstCalls,
+    say: Say,
+    job: str,
 ) -> tuple[AbSettings, Size | None]:
     """ab's settings, and how to size its samples a round to the budget (None: keep them)."""
     ab = replace(settings.ab, bench=settings.bench or settings.ab.bench)
@@ -319,7 +375,7 @@ def _ab_sizing(
     if per_round_within(left, bound, batches=rounds, most=ab.per_round) >= ab.per_round:
         return ab, None
     say(
-        f"{JOB}: a sample of every warm time may cost up to {bound:.2f} s a side (their first "
+        f"{job}: a sample of every warm time may cost up to {bound:.2f} s a side (their first "
         f"executions), and {format_duration(left)} are left: a probe round sizes the rounds"
     )
 
@@ -337,10 +393,17 @@ def _comment(compared: Any, place: ReviewPlace, settings: ReviewSettings, hlo: s
     return text
 
 
-def _hlo_diff(results: Path, commits: tuple[str, str], machine: str, env: str) -> str:
+def _hlo_diff(results: Path, subject: Subject, machine: str) -> str:
     """The HLO diff's markdown section, or "" where there is none to show."""
+    base_env, head_env = (e.name for e in subject.envs)
     try:
-        runs = read_hlo_runs(results, *commits, machine=machine, env_name=env)
+        runs = read_hlo_runs(
+            results,
+            *subject.commits,
+            machine=machine,
+            env_name=base_env,
+            head_env_name=head_env if head_env != base_env else None,
+        )
     except JaxbenchError:
         return ""
     report = diff_runs(
@@ -359,42 +422,60 @@ def review(
 ) -> ReviewDone:
     """Review ``head`` against ``base`` (anything git resolves); see the module docstring."""
     config = place.config
-    if not config.is_file():
-        raise UsageError(
-            f"{config}: no such file; run jaxbench review where asv.conf.json is "
-            "(jaxbench init writes one), or give --config"
-        )
-    root = config.resolve().parent
-    commits = (_resolve(root, "BASE", base), _resolve(root, "HEAD", head))
+    root = check_config(config, JOB)
+    commits = (resolve(root, "BASE", base), resolve(root, "HEAD", head))
     if commits[0] == commits[1]:
         raise UsageError(f"BASE and HEAD are the same commit ({commits[0][:8]}); give two")
-    check_name(place.machine)
     env = _env(config, place.env)
+
+    def compare(results: Path, machine: str, paired: Settings) -> Compared:
+        return compare_commits(
+            commits[0],
+            commits[1],
+            results=results,
+            machine=machine,
+            env=env.name,
+            settings=paired,
+            say=say,
+        )
+
+    return measure_and_compare(Subject(commits, (env, env)), place, settings, compare, say=say)
+
+
+def measure_and_compare(
+    subject: Subject,
+    place: ReviewPlace,
+    settings: ReviewSettings,
+    compare: Compare,
+    *,
+    say: Say,
+) -> ReviewDone:
+    """The review's four steps on ``subject``'s two sides (see the module docstring);
+    ``compare`` reads what they measured (``settings.compare`` with the warm times'
+    samples a round)."""
+    config = place.config
+    root = config.resolve().parent
+    check_name(place.machine)
+    job = place.job
     results = (place.work / "results").resolve()
     _fresh(results, place.machine)
     write_machine(probe(place.machine), results)
     deadline = None if settings.budget is None else time.monotonic() + settings.budget - RESERVE
     steps = _Steps(place, settings.budget, say)
     say(
-        f"{JOB}: base {commits[0][:8]}, head {commits[1][:8]}, environment {env.name}, "
-        f"machine {place.machine}"
+        f"{job}: {subject.describe()}, machine {place.machine}"
         + (f", budget {format_duration(settings.budget)}" if settings.budget else "")
     )
     steps.start(0)
-    _asv_run(place, env, commits, results, settings, say)
-    built = built_env(config, env.name)  # asv built it, else it said why above
+    _asv_run(place, subject, results, settings, say)
+    built = [built_env(config, e.name) for e in subject.envs]  # asv built them, else said why
     steps.start(1)
     bench_dir = root / str(read_asv_conf(config).get("benchmark_dir", "benchmarks"))
-    with open_sides(
+    with open_asv_sides(
         config=config,
-        base_commit=commits[0],
-        head_commit=commits[1],
-        base_python=None,
-        head_python=None,
-        base_benchmarks=bench_dir,
-        head_benchmarks=bench_dir,
-        env_name=built.name,
-        default_python=sys.executable,
+        commits=subject.commits,
+        env_names=(built[0].name, built[1].name),
+        benchmarks=(bench_dir, bench_dir),
     ) as sides:
         share = None
         if deadline is not None:
@@ -403,44 +484,36 @@ def review(
             sides,
             results=results,
             machine=place.machine,
-            env=built.name,
+            env=built[0].name,
             settings=settings.first_call,
             deadline=share,
-            job=f"{JOB}: first calls",
+            job=f"{job}: first calls",
         )
         say(
-            f"{JOB}: first calls: {first.rounds} rounds a side"
+            f"{job}: first calls: {first.rounds} rounds a side"
             + (f" ({first.stopped})" if first.stopped else "")
         )
         steps.start(2)
-        ab, size = _ab_sizing(settings, sides, deadline, first.calls[1], say)
+        ab, size = _ab_sizing(settings, sides, deadline, first.calls[1], say, job)
         warm = time_side_by_side(
             sides,
             results=results,
             machine=place.machine,
-            env=built.name,
+            env=built[0].name,
             settings=ab,
             say=say,
-            job=f"{JOB}: warm times",
+            job=f"{job}: warm times",
             deadline=deadline,
             size=size,
         )
     steps.start(3)
-    compared = compare_commits(
-        commits[0],
-        commits[1],
-        results=results,
-        machine=place.machine,
-        env=built.name,
-        settings=replace(settings.compare, paired=warm.per_round),
-        say=say,
-    )
-    hlo = _hlo_diff(results, commits, place.machine, built.name)
+    compared = compare(results, place.machine, replace(settings.compare, paired=warm.per_round))
+    hlo = _hlo_diff(results, subject, place.machine)
     write_text_atomic(place.comment, _comment(compared, place, settings, hlo))
     write_text_atomic(
         place.work / "review.json", render(compared, "json", fail_on=settings.fail_on)
     )
-    say(f"{JOB}: wrote the comment to {place.comment} (every row: {place.work / 'review.json'})")
+    say(f"{job}: wrote the comment to {place.comment} (every row: {place.work / 'review.json'})")
     finished = steps.finish()
     say(finished)
     report = compared.report

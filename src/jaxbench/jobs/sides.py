@@ -26,7 +26,7 @@ from jaxbench.lockstep.coordinator import Side
 from jaxbench.store.asv_conf import forks_workers, read_asv_conf
 from jaxbench.store.asv_env import AsvEnv, built_env
 
-__all__ = ["Sides", "asv_side", "open_sides", "resolve_side_commit"]
+__all__ = ["Sides", "asv_side", "open_asv_sides", "open_sides", "resolve_side_commit"]
 
 #: A hash written out, for sides that name no commit of a repository here (results only).
 _HEX = re.compile(r"^[0-9a-f]{8,40}$")
@@ -73,8 +73,17 @@ class Sides:
     head: Side
     base_commit: str
     head_commit: str
-    #: The asv environment both sides run in; None when the Pythons were given.
+    #: The asv environment both sides run in (the base's, where they differ); None when
+    #: the Pythons were given.
     env_name: str | None
+    #: The head's asv environment where it is not the base's (``jaxbench upgrade``: one
+    #: commit, two environments); None: the base's.
+    head_env_name: str | None = None
+
+    @property
+    def env_names(self) -> tuple[str | None, str | None]:
+        """The asv environment of each side (base, head)."""
+        return self.env_name, self.head_env_name or self.env_name
 
 
 @contextlib.contextmanager
@@ -126,10 +135,6 @@ def open_sides(
             None,
         )
         return
-    env = built_env(config, env_name)
-    conf = read_asv_conf(config)
-    fork = forks_workers(conf)
-    builds = builds_of(config, conf)
     for option, commit, known in (
         ("--base-commit", base, base_known),
         ("--head-commit", head, head_known),
@@ -139,10 +144,46 @@ def open_sides(
                 f"{option} {commit}: not a commit of the repository {repo}; asv's "
                 "environment can run only commits of it (or give --base-python and --head-python)"
             )
+    env = built_env(config, env_name).name
+    with open_asv_sides(
+        config=config,
+        commits=(base, head),
+        env_names=(env, env),
+        benchmarks=(base_benchmarks, head_benchmarks),
+    ) as sides:
+        yield sides
+
+
+@contextlib.contextmanager
+def open_asv_sides(
+    *,
+    config: Path,
+    commits: tuple[str, str],
+    env_names: tuple[str, str],
+    benchmarks: tuple[Path, Path],
+) -> Iterator[Sides]:
+    """Base and head, each a commit (full hashes) in an asv environment asv has built.
+
+    Two commits in one environment (a review), or one commit in two (an
+    upgrade: jax 0.9.2 and 0.10.2 of the matrix): each side runs its
+    environment's Python with its commit's package in front
+    (:func:`~jaxbench.lockstep.builds.commit_site`, built for that
+    environment) and its matrix's variables set."""
+    conf = read_asv_conf(config)
+    fork = forks_workers(conf)
+    builds = builds_of(config, conf)
+    envs = [built_env(config, name) for name in env_names]
+    base, head = (
+        asv_side(label, env, commit_site(builds, commit, env), bench, forkserver=fork)
+        for label, env, commit, bench in zip(
+            ("base", "head"), envs, commits, benchmarks, strict=True
+        )
+    )
     yield Sides(
-        asv_side("base", env, commit_site(builds, base, env), base_benchmarks, forkserver=fork),
-        asv_side("head", env, commit_site(builds, head, env), head_benchmarks, forkserver=fork),
         base,
         head,
-        env.name,
+        commits[0],
+        commits[1],
+        envs[0].name,
+        envs[1].name if envs[1].name != envs[0].name else None,
     )

@@ -1,34 +1,71 @@
-"""One commit in two environments of the history: is the new jax slower for this code?
+"""One commit in two environments of the matrix: is the new jax slower for this code?
 
-``make bench`` measures every commit in each environment of asv.conf.json's
-matrix (jax 0.9.2 and jax 0.10.2, say) in one ``asv run`` with interleaved
-rounds, so the history already holds both versions' figures for the same
-code. :func:`compare_environments` reads one commit's points in the two
-environments and compares them as a review compares two commits
-(:func:`jaxbench.analyse.compare.compare_points`): each row matched by
+Two ways, both with compare's verdicts row by row (each row matched by
 benchmark and parameters, the head environment's points relabelled to the
-base's. Warm times are tested on their samples when both environments were
-measured in one run (asv's interleaved rounds), else shown untested; first
-calls and memory measured once a side are moved, not tested; XLA's work and
-the answer are exact. Nothing is measured here: the figures are the
-history's. Never imports jax.
+base's):
+
+- :func:`measure_upgrade` measures, as a review measures two commits
+  (:func:`jaxbench.jobs.review.measure_and_compare`): ``asv run`` of the
+  commit in both environments (the exact figures: XLA's work, the answer,
+  the HLO), the first calls in fresh processes of each environment's Python
+  side by side, the warm times side by side (lockstep rounds, each side in
+  its own environment with the commit's code in front); then one
+  comparison, a pull-request-style comment with the HLO diff of each
+  benchmark whose program changed, and the exit status. It writes under its
+  own folder (``.asv/upgrade/``), never into the history.
+- :func:`compare_environments` reads what the history already holds
+  (``make bench`` measures every commit in each environment of the matrix):
+  nothing is measured; warm times are tested on their samples only when
+  both environments were measured in one run, first calls and memory (one
+  value a side) are moved, not tested.
+
+Never imports jax.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from collections.abc import Callable, Sequence
+import json
+import os
+import re
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from jaxbench.analyse.compare import Settings, compare_points
 from jaxbench.errors import ResultsError, UsageError
 from jaxbench.jobs.compare import WARNINGS_SAID, Compared
+from jaxbench.jobs.review import (
+    ReviewDone,
+    ReviewPlace,
+    ReviewSettings,
+    Subject,
+    check_config,
+    measure_and_compare,
+    resolve,
+)
+from jaxbench.store.asv_conf import read_asv_conf
+from jaxbench.store.asv_env import AsvEnv, asv_envs, review_env
 from jaxbench.store.checks import read_unchecked
 from jaxbench.store.results import Point, find_commit, load_history
 from jaxbench.store.sides import read_param_names, read_round_sizes
 
-__all__ = ["Upgraded", "compare_environments", "pick_env"]
+__all__ = [
+    "JOB",
+    "NothingToCompare",
+    "Pin",
+    "Upgraded",
+    "compare_environments",
+    "measure_upgrade",
+    "parse_pin",
+    "pick_env",
+    "pinned_matrix",
+]
+
+#: The name the measured upgrade's lines start with.
+JOB = "jaxbench upgrade"
 
 Say = Callable[[str], None]
 
@@ -43,8 +80,9 @@ class Upgraded:
     commit: str
 
 
-def pick_env(names: Sequence[str], wanted: str, option: str) -> str:
-    """The environment ``wanted`` names: its full name, or a part only it has (``jax0.9.2``)."""
+def pick_env(names: Sequence[str], wanted: str, option: str, where: str = "the history") -> str:
+    """The environment ``wanted`` names: its full name, or a part only it has (``jax0.9.2``);
+    ``where`` the environments ``names`` are, for the message."""
     if wanted in names:
         return wanted
     found = [n for n in names if wanted in n]
@@ -53,7 +91,7 @@ def pick_env(names: Sequence[str], wanted: str, option: str) -> str:
     listed = ", ".join(sorted(names)) or "none"
     if not found:
         raise UsageError(
-            f"{option} {wanted!r}: no environment of the history has that name or part of a "
+            f"{option} {wanted!r}: no environment of {where} has that name or part of a "
             f"name; its environments: {listed}"
         )
     raise UsageError(
@@ -125,4 +163,138 @@ def compare_environments(
         settings, round_sizes=read_round_sizes(results / "benchmarks.json")
     )
     report = compare_points(base, head, settings, notes=read_unchecked(results))
+    report = dataclasses.replace(report, head_env=head_env)
     return Upgraded(Compared(report, read_param_names(results)), base_env, head_env, chosen)
+
+
+def measure_upgrade(
+    commit: str,
+    base_env: str,
+    head_env: str,
+    place: ReviewPlace,
+    settings: ReviewSettings,
+    *,
+    say: Say,
+) -> tuple[ReviewDone, str, str, str]:
+    """``commit`` (anything git resolves) measured in ``base_env`` and ``head_env`` side
+    by side, and compared; (what it found, the base environment, the head's, the commit).
+
+    The environments are named in full or by a part only one has (``jax0.9.2``)."""
+    config = place.config
+    full = resolve(check_config(config, JOB), "COMMIT", commit)
+    envs = {e.name: e for e in asv_envs(config)}
+    where = f"{config.name}'s matrix"
+    base_name = pick_env(list(envs), base_env, "--base-env", where)
+    head_name = pick_env(list(envs), head_env, "--head-env", where)
+    if base_name == head_name:
+        raise UsageError(f"--base-env and --head-env are the same environment ({base_name})")
+
+    def compare(results: Path, machine: str, paired: Settings) -> Compared:
+        return compare_environments(
+            results=results,
+            machine=machine,
+            base_env=base_name,
+            head_env=head_name,
+            commit=full,
+            settings=paired,
+            say=say,
+        ).compared
+
+    subject = Subject((full, full), (envs[base_name], envs[head_name]))
+    done = measure_and_compare(subject, place, settings, compare, say=say)
+    return done, base_name, head_name, full
+
+
+class NothingToCompare(Exception):
+    """The base environment already has the version asked for (not an error: a
+    scheduled try of the newest jax when the matrix pins it already)."""
+
+
+@dataclass(frozen=True)
+class Pin:
+    """A package pinned to one version, as ``jax==0.10.2``."""
+
+    name: str
+    version: str
+
+    def __str__(self) -> str:
+        return f"{self.name}=={self.version}"
+
+
+_PIN = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*([A-Za-z0-9][A-Za-z0-9.+!_-]*)\s*$")
+
+
+def parse_pin(text: str, option: str) -> Pin:
+    """``jax==0.10.2`` as a :class:`Pin`; anything else is a one-line error."""
+    match = _PIN.match(text)
+    if match is None:
+        raise UsageError(
+            f"{option} {text!r}: give one package pinned to one version, e.g. jax==0.10.2"
+        )
+    return Pin(match.group(1), match.group(2))
+
+
+def _env_of(envs: Sequence[AsvEnv], name: str, version: str) -> str:
+    found = [e.name for e in envs if dict(e.requirements).get(name) == version]
+    if len(found) != 1:  # asv's matrix names the two; one each
+        raise UsageError(f"asv made {len(found)} environments of {name}=={version}; report this")
+    return found[0]
+
+
+@contextlib.contextmanager
+def pinned_matrix(
+    config: Path, head: Pin, base: Pin | None, base_env: str | None
+) -> Iterator[tuple[Path, str, str]]:
+    """A copy of ``config`` whose matrix is one environment twice, ``head``'s package at
+    the base's version and at ``head``'s; (the copy, the base environment, the head's).
+
+    The base is ``base_env`` of the matrix (by name or a part of it) or, without
+    it, the entry of the newest jax (as a review picks); its other packages
+    and variables are kept. Its version of ``head``'s package is ``base``'s
+    where given, else the base environment's own. asv builds the two
+    environments in the configuration's ``env_dir`` (an existing one is
+    reused); the copy sits beside ``config`` until the end, then is removed.
+    Raises :class:`NothingToCompare` when the base (not given) already has
+    ``head``'s version."""
+    envs = asv_envs(config)
+    if base_env is None:
+        try:
+            chosen = review_env(envs, config)
+        except UsageError:
+            names = ", ".join(e.name for e in envs) or "none"
+            raise UsageError(
+                f"{config}: which environment is the base? ({names}); pick one with --base-env"
+            ) from None
+    else:
+        name = pick_env([e.name for e in envs], base_env, "--base-env", f"{config.name}'s matrix")
+        chosen = next(e for e in envs if e.name == name)
+    if base is not None and base.name.lower() != head.name.lower():
+        raise UsageError(
+            f"--base {base} and --head {head} pin different packages; pin the same one"
+        )
+    requirements = dict(chosen.requirements)
+    key = next((k for k in requirements if k.lower() == head.name.lower()), head.name)
+    version = base.version if base is not None else requirements.get(key, "")
+    if not version:
+        raise UsageError(
+            f"{chosen.name} does not pin {head.name}; give the version to compare against "
+            f"with --base {head.name}==VERSION"
+        )
+    if version == head.version:
+        if base is None:
+            raise NothingToCompare(f"{chosen.name} already has {head}: nothing to compare")
+        raise UsageError(f"base and head both pin {head}; give two versions")
+    conf = dict(read_asv_conf(config))
+    conf["matrix"] = {
+        "req": {**{k: [v] for k, v in requirements.items()}, key: [version, head.version]},
+        "env": {k: [v] for k, v in chosen.env_vars},
+    }
+    fd, name = tempfile.mkstemp(prefix=".asv.conf.upgrade-", suffix=".json", dir=config.parent)
+    copy = Path(name)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(conf, handle, indent=2)
+        made = asv_envs(copy)
+        yield copy, _env_of(made, key, version), _env_of(made, key, head.version)
+    finally:
+        copy.unlink(missing_ok=True)

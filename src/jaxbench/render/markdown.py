@@ -32,6 +32,7 @@ from jaxbench.analyse.floors import FLOORS, floor_of, ratio_is_meaningful
 from jaxbench.analyse.stats import Verdict
 from jaxbench.kinds import WORKLOAD_MEMORY_TRACKS, Kind, method_of
 from jaxbench.render import links
+from jaxbench.render.env_names import envs_compared
 from jaxbench.render.units import format_difference, format_ratio, format_value
 
 __all__ = [
@@ -316,8 +317,7 @@ def _render(
     html_url: str | None,
     param_names: Mapping[str, Sequence[str]],
 ) -> str:
-    base, head = escape(report.base_commit[:12]), escape(report.head_commit[:12])
-    lines = [f"### jaxbench: {base} (base) vs {head} (head)", "", summary_line(report), ""]
+    lines = [f"### jaxbench: {_title(report)}", "", summary_line(report), ""]
     untested = not_tested_line(report)
     if untested:
         lines += [escape(untested), ""]
@@ -348,12 +348,28 @@ def _render(
                 f"_{total - len(everything)} of {total} rows cut to fit the comment size limit._",
             ]
         lines += ["", "</details>", ""]
+    envs = ", ".join(escape(e) for e in report.env_names)
+    if report.head_env:
+        envs = f"{envs} (base), {escape(report.head_env)} (head)"
     lines += [
         f"Machine: {escape(report.machine)}  ",
-        "Environments: " + ", ".join(escape(e) for e in report.env_names) + "  ",
+        f"Environments: {envs}  ",
         *footer(report),
     ]
     return "\n".join(lines) + "\n"
+
+
+def _title(report: CompareReport) -> str:
+    """``9a04e3f0 (base) vs 1b2c3d4e (head)``, or for one commit in two environments
+    ``<base env> (base) vs <head env> (head) at 9a04e3f0``."""
+    if report.head_env:
+        base_env, head_env = envs_compared(", ".join(report.env_names), report.head_env)
+        return (
+            f"{escape(base_env)} (base) vs {escape(head_env)} (head) at "
+            f"{escape(report.base_commit[:12])}"
+        )
+    base, head = escape(report.base_commit[:12]), escape(report.head_commit[:12])
+    return f"{base} (base) vs {head} (head)"
 
 
 def footer(report: CompareReport) -> list[str]:
@@ -431,8 +447,8 @@ def _them(rows: Sequence[Row]) -> str:
 
 
 def _untested_between_environments(warm: list[Row], single: list[Row]) -> str | None:
-    """What one commit's comparison in two environments leaves untested: no command
-    times two environments side by side, so none is suggested."""
+    """What one commit's comparison in two environments, read from the history, leaves
+    untested, and the command that times both side by side."""
     parts: list[str] = []
     moved = [r for r in warm if r.verdict is Verdict.UNTESTED]
     if warm:
@@ -446,8 +462,8 @@ def _untested_between_environments(warm: list[Row], single: list[Row]) -> str | 
     if not parts:
         return None
     return (
-        "Not tested: " + "; ".join(parts) + " (jaxbench times two commits side by side, not "
-        "yet two environments)."
+        "Not tested: " + "; ".join(parts) + " (`jaxbench upgrade` without --from-history "
+        "times both environments side by side)."
     )
 
 
@@ -465,7 +481,7 @@ def not_tested_line(report: CompareReport) -> str | None:
     where = f"--machine {report.machine} --env {envs[0] if len(envs) == 1 else 'ENV'}"
     commits = (report.base_commit, report.head_commit)
     parts: list[str] = []
-    if report.base_commit == report.head_commit:  # one commit, two environments (upgrade)
+    if report.head_env:  # one commit, two environments (upgrade)
         return _untested_between_environments(warm, single)
     if warm:
         s = report.settings

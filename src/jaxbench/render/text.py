@@ -24,6 +24,7 @@ from typing import Any
 
 from jaxbench.analyse.compare import CompareReport, Row
 from jaxbench.analyse.stats import Verdict
+from jaxbench.render.env_names import env_aliases, envs_compared
 from jaxbench.render.markdown import (
     format_sides,
     not_tested_line,
@@ -74,23 +75,15 @@ def _skipped_both(row: Row) -> bool:
     return row.comparison.base_skipped and row.comparison.head_skipped
 
 
-def env_aliases(env_names: Sequence[str]) -> dict[str, str]:
-    """A short name for each environment: the ``-``-separated parts the others lack.
-
-    ``virtualenv-py3.11-jax0.9.2-optax0.2.8`` beside ``...-jax0.10.2-...``
-    is ``jax0.9.2``. One environment, or aliases that would not tell them
-    apart: ``env1``, ``env2``, ... (one environment: its own name).
-    """
-    names = sorted(set(env_names))
-    if len(names) == 1:
-        return {names[0]: names[0]}
-    parts = {name: name.split("-") for name in names}
-    shared = set.intersection(*(set(p) for p in parts.values()))
-    aliases = {name: "-".join(p for p in parts[name] if p not in shared) for name in names}
-    short = all(aliases.values()) and len(set(aliases.values())) == len(names)
-    if short and max(len(a) for a in aliases.values()) <= 40:
-        return aliases
-    return {name: f"env{i}" for i, name in enumerate(names, 1)}
+def _header(report: CompareReport) -> str:
+    """``base 9a04e3f0  head 1b2c3d4e  machine m``; one commit in two environments:
+    ``base jax0.9.2  head jax0.10.2  at 9a04e3f0  machine m``."""
+    if report.head_env:
+        base, head = envs_compared(", ".join(report.env_names), report.head_env)
+        return f"base {base}  head {head}  at {report.base_commit[:12]}  machine {report.machine}"
+    return (
+        f"base {report.base_commit[:12]}  head {report.head_commit[:12]}  machine {report.machine}"
+    )
 
 
 def _wrap(text: str, width: int, indent: str = "", *, hyphens: bool = True) -> list[str]:
@@ -215,7 +208,7 @@ def format_text(report: CompareReport, *, width: int = WIDTH, changes_only: bool
     aliases = env_aliases(report.env_names)
     one_run = dict(report.one_run)
     lines = [
-        f"base {report.base_commit[:12]}  head {report.head_commit[:12]}  machine {report.machine}",
+        _header(report),
         *_wrap(summary_line(report, bold=False), width),
         *_wrap(not_tested_line(report) or "", width, hyphens=False),
     ]
@@ -287,6 +280,7 @@ def format_json(report: CompareReport, fail_on: frozenset[str]) -> str:
         "one_run": dict(report.one_run),
         "base_commit": report.base_commit,
         "head_commit": report.head_commit,
+        "head_env_name": report.head_env or None,
         "settings": {
             "factor": s.factor,
             "compile_factor": s.compile_factor,

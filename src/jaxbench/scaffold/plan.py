@@ -48,6 +48,7 @@ _TEMPLATES: tuple[tuple[str, str], ...] = (
     (".github/workflows/benchmarks.yml", "workflows/benchmarks.yml.tmpl"),
     (".github/workflows/pr-bench.yml", "workflows/pr-bench.yml.tmpl"),
     (".github/workflows/pr-comment.yml", "workflows/pr-comment.yml.tmpl"),
+    (".github/workflows/jax-upgrade.yml", "workflows/jax-upgrade.yml.tmpl"),
     (MAKEFILE, "Makefile.tmpl"),
     ("BENCHMARKS.md", "BENCHMARKS.md.tmpl"),
 )

@@ -310,11 +310,15 @@ def read_hlo_runs(
     machine: str | None = None,
     env_name: str | None = None,
     benchmark_regex: str | None = None,
+    head_env_name: str | None = None,
 ) -> HloRuns:
     """The stored HLO of ``base`` and ``head`` (commits or prefixes) in one machine and
     environment, for the benchmarks matching ``benchmark_regex``.
 
-    The machine and the environment may be left out when only one fits.
+    The machine and the environment may be left out when only one fits. With
+    ``head_env_name`` the head's HLO is read from that environment and the
+    base's from ``env_name`` (one commit in two environments: an upgrade);
+    the runs' environment then reads ``base -> head``.
     Raises :class:`UsageError` / :class:`ResultsError` with the fix otherwise.
     """
     try:
@@ -339,15 +343,21 @@ def read_hlo_runs(
                 f"no HLO stored for commit {commit!r} under {results}/{machine}/hlo "
                 f"(stored: {have}); run the benchmarks for it with asv"
             )
-    env_name = _choose(
-        "environment",
-        "--env",
-        env_name,
-        {s.env_name for s in _runs_of(stored, base)} & {s.env_name for s in _runs_of(stored, head)},
-        "benchmark both commits in one asv environment",
-    )
-    base_dir = find_run(results, machine, base, env_name)
-    head_dir = find_run(results, machine, head, env_name)
+    if head_env_name is not None and env_name is not None:
+        base_dir = find_run(results, machine, base, env_name)
+        head_dir = find_run(results, machine, head, head_env_name)
+        env_name = f"{env_name} -> {head_env_name}"
+    else:
+        env_name = _choose(
+            "environment",
+            "--env",
+            env_name,
+            {s.env_name for s in _runs_of(stored, base)}
+            & {s.env_name for s in _runs_of(stored, head)},
+            "benchmark both commits in one asv environment",
+        )
+        base_dir = find_run(results, machine, base, env_name)
+        head_dir = find_run(results, machine, head, env_name)
 
     def texts(run_dir: Path) -> dict[tuple[str, tuple[str, ...]], str]:
         return {
