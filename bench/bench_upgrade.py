@@ -222,12 +222,13 @@ class Try:
     stderr: str
 
 
-def upgrade(repo: UpgradeRepo, head: str, *, budget: str, kind: str) -> Try:
-    """``jaxbench upgrade --base-env slowdep1.0 --head-env <head>`` in ``repo``."""
+def upgrade(repo: UpgradeRepo, *sides: str, budget: str, kind: str) -> Try:
+    """``jaxbench upgrade SIDES`` in ``repo`` (e.g. ``--base-env slowdep1.0 --head-env
+    slowdep1.1``, or ``--head jxb-slowdep==1.1``), its rows as JSON."""
     clock = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "jaxbench", "upgrade", "--base-env", "slowdep1.0",
-         "--head-env", head, "--budget", budget, "--format", "json"],
+        [sys.executable, "-m", "jaxbench", "upgrade", *sides, "--budget", budget,
+         "--format", "json"],
         cwd=repo.root, env=repo.environ(), capture_output=True, text=True, check=False,
     )  # fmt: skip
     seconds = time.perf_counter() - clock
@@ -259,7 +260,9 @@ def main() -> int:
     tries: list[Try] = []
     plan = [("planted", "slowdep1.1")] * args.planted + [("aa", "slowdep2.0")] * args.aa
     for number, (kind, head) in enumerate(plan, 1):
-        t = upgrade(repo, head, budget=args.budget, kind=kind)
+        t = upgrade(
+            repo, "--base-env", "slowdep1.0", "--head-env", head, budget=args.budget, kind=kind
+        )
         tries.append(t)
         if t.status == 2:
             print(t.stderr[-3000:], file=sys.stderr)

@@ -30,7 +30,9 @@ suite that cannot fit says so. Each step prints a progress line with the
 time left (as the last review's steps took, else by the budget); under
 GitHub Actions each step is a log group. The result is the check: 0 no
 regression, 1 regression; bad input raises :class:`~jaxbench.errors.UsageError`
-(exit 2). Never imports jax.
+(exit 2). The four steps take any two sides (:class:`Subject`: two commits in
+one environment, or one commit in two, which :mod:`jaxbench.jobs.upgrade`
+measures): :func:`measure_and_compare`. Never imports jax.
 """
 
 from __future__ import annotations
@@ -272,7 +274,7 @@ class _Steps:
 def _review_conf(config: Path, results: Path) -> Iterator[Path]:
     """A copy of ``config`` beside it whose ``results_dir`` is the review's (removed after)."""
     conf = dict(read_asv_conf(config), results_dir=str(results))
-    fd, name = tempfile.mkstemp(prefix=".asv.conf.review-", suffix=".json", dir=config.parent)
+    fd, name = tempfile.mkstemp(prefix=".asv.conf.jaxbench-", suffix=".json", dir=config.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             json.dump(conf, handle, indent=2)
