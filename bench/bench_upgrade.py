@@ -15,7 +15,8 @@ Then ``--planted`` runs of ``jaxbench upgrade --base-env slowdep1.0
 and ``--aa`` runs of ``slowdep1.0 -> slowdep2.0`` (identical code: each must
 exit 0 and flag nothing), one after the other, and a table: per try the
 exit status, the rows flagged and the wall time. The first try builds the
-environments (about a minute each).
+environments (about a minute each); a ``--workdir`` of an earlier run is
+reused, environments and all.
 
 Usage::
 
@@ -184,8 +185,12 @@ def _git(root: Path, *args: str) -> str:
 
 
 def make_upgrade_repo(root: Path) -> UpgradeRepo:
-    """The scratch project at ``root`` (see the module doc), committed once."""
-    sys.path.insert(0, str(PROJECT / "src"))
+    """The scratch project at ``root`` (see the module doc), committed once.
+
+    Needs jaxbench importable (this project's environment has it); the tests
+    call it in their own process, so it leaves ``sys.path`` alone (with
+    ``src`` in front, a build's ``src/jaxbench.egg-info`` would stand for the
+    installed jaxbench)."""
     from jaxbench.store.jsonc import loads  # asv.conf.json has comments
 
     copy_package(root)
@@ -256,7 +261,11 @@ def main() -> int:
     parser.add_argument("--budget", default="8m", help="jaxbench upgrade --budget")
     args = parser.parse_args()
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="jaxbench-upgrade-bench-"))
-    repo = make_upgrade_repo(workdir / "project")
+    root = workdir / "project"
+    if (root / ".git").is_dir():  # a --workdir of an earlier run: its environments are built
+        repo = UpgradeRepo(root, _git(root, "rev-parse", "HEAD"), root / "wheels")
+    else:
+        repo = make_upgrade_repo(root)
     tries: list[Try] = []
     plan = [("planted", "slowdep1.1")] * args.planted + [("aa", "slowdep2.0")] * args.aa
     for number, (kind, head) in enumerate(plan, 1):
