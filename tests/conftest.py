@@ -221,6 +221,8 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     """Every test shares the machine (a part that times two sides takes it alone), from
     its setup to its teardown: module fixtures that run asv are set up and torn down
     inside the protocol of the first and last test that uses them."""
+    if item.get_closest_marker("shapes") is not None:
+        return (yield)  # the shapes tier shares the machine freely (tests/test_shapes.py)
     with machine_alone.shared():
         return (yield)
 

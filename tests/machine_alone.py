@@ -15,7 +15,9 @@ holds it shared from its setup to its teardown, module fixtures included
 part that times and asserts takes it alone (:func:`alone`): it waits for the
 other process's current test to end, and the other process starts no test
 until it is done. A turnstile lock keeps a stream of short tests from
-starving it. Outside pytest (no variable) both are no-ops.
+starving it. Outside pytest (no variable) both are no-ops. The shapes tier
+(``make test-shapes``) takes no part: its tests share the machine freely and
+assert no timed verdict (tests/test_shapes.py).
 """
 
 from __future__ import annotations

@@ -12,7 +12,8 @@ user following the README and what ``jaxbench init`` prints:
 4. ``make bench`` over the newest commits, whose paired history must time
    every item of every pair (the project's own build, whatever asv kept);
 5. the written pull-request review's steps on an A/A pull request (an empty
-   commit): exit 0, no changed row;
+   commit): every step runs, nothing newly failing, no exact figure changed
+   (timed figures go to the table: the tier's two processes share the machine);
 6. a benchmark whose answer is wrong, added and measured at HEAD: ``make
    bench`` names it, with its error, among the failing benchmarks.
 
@@ -52,6 +53,8 @@ REPO = Path(__file__).resolve().parents[1]
 #: pair is timed, not how finely)
 PAIR_ARGS = "PAIR_ARGS=--rounds 3 --second-look 0 --per-round 10"
 TIMEOUT = 1800
+#: The kinds a review times (the rest are exact: XLA's work, the answer).
+TIMED = frozenset({"time", "compile", "memory"})
 
 
 @dataclass(frozen=True)
@@ -192,16 +195,27 @@ def test_a_project_shape_adopts_jaxbench_end_to_end(
     steps = run_review_steps(root, base, head, scratch)
     comment_file = scratch / "review" / "comment.md"
     comment = comment_file.read_text(encoding="utf-8") if comment_file.exists() else ""
-    assert not [(n, out[-3000:]) for n, status, out in steps if status != 0], comment
-    assert (scratch / "review" / "compare-exit-code").read_text().strip() == "0", comment
-    # The check an A/A pull request must pass: no regression, nothing newly failing.
-    # A row shown as an improvement is a false alarm the check does not fail on;
-    # their rate is measured over many reviews (bench/bench_review.py), not
-    # asserted from one, so it is written to the table instead.
-    failed = re.search(r"\d+ (regressions?|now failing)\b", comment)
-    assert failed is None, comment
-    moved = re.findall(r"\d+ (?:changed|improvements?)\b", comment.split("\n\n")[0])
-    review = "A/A: exit 0, " + (", ".join(moved) if moved else "nothing changed")
+    *ran, last = steps
+    assert not [(n, out[-3000:]) for n, status, out in ran if status != 0], comment
+    status = (scratch / "review" / "compare-exit-code").read_text().strip()
+    assert last[:2] == ("Fail on a regression", int(status)), (last, comment)
+    # An A/A pull request: nothing newly failing, no exact figure changed (XLA's
+    # work, the answer). Timed figures are not asserted here: the shapes share
+    # the machine with each other (the tier's two processes, no lock, to keep it
+    # short), and a review timed beside another shape's asv run may read that as
+    # a change; the review's false-alarm rate on a machine of its own is
+    # asserted in tests/test_review.py and measured over many reviews by
+    # bench/bench_review.py. What this review said goes into the table.
+    rows = json.loads((root / ".asv" / "review" / "review.json").read_text(encoding="utf-8"))
+    flagged = [r for r in rows["rows"] if r["category"] is not None]
+    exact = [r for r in flagged if r["category"] not in TIMED]
+    assert not exact, comment
+    assert status in ("0", "1"), comment
+    assert (status == "1") == bool(flagged), comment
+    moved = re.findall(r"\d+ (?:regressions?|changed|improvements?)\b", comment.split("\n\n")[1])
+    review = f"A/A: exit {status}, " + (", ".join(moved) if moved else "nothing changed")
+    if flagged:
+        review += " (timed beside another shape)"
     git(root, "reset", "-q", "--hard", base)
 
     broken = BROKEN_SUITE.replace("{package}", history.package)
