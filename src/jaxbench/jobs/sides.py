@@ -80,11 +80,6 @@ class Sides:
     #: commit, two environments); None: the base's.
     head_env_name: str | None = None
 
-    @property
-    def env_names(self) -> tuple[str | None, str | None]:
-        """The asv environment of each side (base, head)."""
-        return self.env_name, self.head_env_name or self.env_name
-
 
 @contextlib.contextmanager
 def open_sides(
