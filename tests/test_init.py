@@ -312,6 +312,7 @@ def test_the_written_workflows_are_hardened_like_ours(
     assert writes == {
         ("benchmarks.yml", "commit-results"): {"contents"},
         ("benchmarks.yml", "deploy"): {"pages", "id-token"},
+        ("jax-upgrade.yml", "keep"): {"contents"},
         ("pr-comment.yml", "comment"): {"pull-requests"},
     }
     # the same pinned actions as this repository's workflows
@@ -334,6 +335,11 @@ def test_the_written_workflows_are_hardened_like_ours(
     steps = upgrade["jobs"]["upgrade"]["steps"]
     assert any('jaxbench upgrade --head "jax==$JAX_VERSION"' in str(s.get("run")) for s in steps)
     assert upgrade["jobs"]["upgrade"]["env"]["JAXBENCH_REQUIREMENT"] == "jaxbench==0.1.0"
+    # its verdict is committed to the main branch for the published history's page
+    keep = upgrade["jobs"]["keep"]
+    assert keep["needs"] == "upgrade"
+    (checkout,) = [s for s in keep["steps"] if str(s.get("uses")).startswith("actions/checkout@")]
+    assert checkout["with"]["ref"] == "main"
 
 
 def test_the_main_workflow_follows_the_checked_out_branch(

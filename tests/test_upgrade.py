@@ -17,6 +17,7 @@ names that workload only; 1.0 -> 2.0 (the same code) flags nothing.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import random
 import re
@@ -30,11 +31,22 @@ import machine_alone
 from conftest import AsvResultsWriter, commit_hash
 from jaxbench.cli import main
 from jaxbench.errors import UsageError
-from jaxbench.jobs.upgrade import NothingToCompare, Pin, parse_pin, pinned_matrix
+from jaxbench.jobs.upgrade import (
+    NothingToCompare,
+    Pin,
+    changed_packages,
+    parse_pin,
+    pinned_matrix,
+)
 from jaxbench.render.env_names import envs_compared
+from jaxbench.render.upgrades import UPGRADES_PAGE
+from jaxbench.store.asv_env import AsvEnv
+from jaxbench.store.upgrades import UpgradeRecord, load_upgrades, write_upgrade
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 import bench_upgrade
+
+import test_browser
 
 #: A measured upgrade of the tests' size: its rounds bend to it.
 BUDGET = "150s"
@@ -190,7 +202,12 @@ def test_a_dependency_s_new_version_that_slows_one_workload_is_named_and_nothing
     title = r"^### jaxbench: slowdep1\.0 \(base\) vs slowdep1\.1 \(head\) at [0-9a-f]{12}$"
     assert re.search(title, comment, re.MULTILINE), comment[:600]
     assert re.search(r"HLO diff .*: 1 of 2 benchmarks changed", comment), comment[-2000:]
-    assert not (project.root / "results").exists()  # the history is left alone
+    # asv's history is left alone; the verdict is kept for the published site
+    kept = [p.relative_to(project.root) for p in (project.root / "results").rglob("*")
+            if p.is_file()]  # fmt: skip
+    assert [p.parent for p in kept] == [Path("results/upgrade/upgrades")], kept
+    (record,) = load_upgrades(project.root / "results")
+    assert (record.title, record.status) == ("jxb-slowdep 1.0 -> 1.1", 1)
     assert not list(project.root.glob(".asv.conf.*.json"))  # its copies of the config are gone
 
 
@@ -308,3 +325,109 @@ def test_two_environments_are_named_by_what_the_other_lacks(
     base: str, head: str, expected: tuple[str, str]
 ) -> None:
     assert envs_compared(base, head) == expected
+
+
+# --- the verdict kept for the published history ----------------------------------------
+
+
+def _record(commit: str, doc: dict[str, Any], status: int) -> UpgradeRecord:
+    return UpgradeRecord(
+        machine="gha-upgrade",
+        commit=commit,
+        base_env=OLD,
+        head_env=NEW,
+        changed=(("jax", "0.9.2", "0.10.2"), ("jaxlib", "0.9.2", "0.10.2")),
+        date=1_780_000_000_000,
+        status=status,
+        compare=doc,
+    )
+
+
+def test_a_kept_verdict_reads_back_as_written(
+    asv_writer: AsvResultsWriter, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    _write(asv_writer, random.Random(1), slower=1.2)
+    status, doc, _ = _upgrade(asv_writer, capsys)
+    record = _record(COMMITS[-1], doc, status)
+    path = write_upgrade(tmp_path / "results", record)
+    assert path.parent == tmp_path / "results" / "gha-upgrade" / "upgrades"
+    assert load_upgrades(tmp_path / "results") == [record]
+    assert record.title == "jax 0.9.2 -> 0.10.2, jaxlib 0.9.2 -> 0.10.2"
+    # the same commit and environments measured again replace the file
+    assert write_upgrade(tmp_path / "results", dataclasses.replace(record, status=0)) == path
+    assert [r.status for r in load_upgrades(tmp_path / "results")] == [0]
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda d: "{not json", "not a readable upgrade file"),
+        (lambda d: json.dumps(dict(d, jaxbench_upgrade_format=9)), "newer than this jaxbench"),
+        (lambda d: json.dumps({k: v for k, v in d.items() if k != "commit"}), "field 'commit'"),
+        (lambda d: json.dumps(dict(d, changed=[["jax", 1]])), "field 'changed'"),
+    ],
+)
+def test_a_bad_kept_verdict_stops_publish_in_one_line(
+    tmp_path: Path, edit: Any, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    history = test_browser.make_history(tmp_path)
+    path = write_upgrade(tmp_path / "results", _record(history.commits[-1], {"rows": []}, 0))
+    path.write_text(edit(json.loads(path.read_text())))
+    assert main(["publish", "--config", str(history.config)]) == 2
+    err = capsys.readouterr().err
+    assert message in err, err
+    assert str(path) in err, err
+    assert len(err.strip().splitlines()) == 1, err
+    assert not history.html_dir.exists()  # nothing half-written
+
+
+def test_the_packages_that_differ_name_the_upgrade() -> None:
+    base = AsvEnv("a", "", None, requirements=(("jax", "0.9.2"), ("optax", "0.2.8")))
+    head = AsvEnv("b", "", None, requirements=(("jax", "0.10.2"), ("optax", "0.2.8"), ("x", "")))
+    assert changed_packages(base, head) == (("jax", "0.9.2", "0.10.2"),)
+    assert changed_packages(base, base) == ()
+
+
+@pytest.mark.browser
+def test_a_kept_verdict_has_its_page_in_the_published_history(
+    asv_writer: AsvResultsWriter, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A page of the published site: "jax 0.9.2 -> 0.10.2 at <commit>", the regression first."""
+    _write(asv_writer, random.Random(1), slower=1.2)
+    status, doc, _ = _upgrade(asv_writer, capsys)
+    assert status == 1
+    history = test_browser.make_history(tmp_path)
+    commit = history.commits[-1]
+    write_upgrade(tmp_path / "results", _record(commit, doc, status))
+    assert main(["regressions", "--results", str(tmp_path / "results")]) == 0  # left alone
+    assert main(["publish", "--config", str(history.config)]) == 0
+    index = (history.html_dir / "index.html").read_text(encoding="utf-8")
+    assert f'<a href="{UPGRADES_PAGE}">Upgrades (jaxbench)</a>' in index
+    if not test_browser.CHROMIUM.exists():
+        pytest.skip(f"no {test_browser.CHROMIUM}: install it with 'apt-get install -y chromium'")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=str(test_browser.CHROMIUM), args=test_browser.CHROMIUM_ARGS
+        )
+        try:
+            tab = browser.new_page()
+            errors: list[str] = []
+            tab.on("pageerror", lambda exc: errors.append(str(exc)))
+            tab.goto((history.html_dir / UPGRADES_PAGE).as_uri())
+            title = tab.locator("section.upgrade h2")
+            assert title.count() == 1
+            assert title.inner_text() == (
+                f"jax 0.9.2 -> 0.10.2, jaxlib 0.9.2 -> 0.10.2 at {commit[:8]}"
+            )
+            first = tab.locator("section.upgrade tbody tr").first
+            cells = first.locator("td").all_inner_texts()
+            slow = next(r for r in doc["rows"] if r["benchmark"] == SLOW)
+            assert (cells[0], cells[5]) == (SLOW, "regression"), cells
+            assert cells[4] == f"{slow['ratio']:.2f}x", cells
+            headers = tab.locator("section.upgrade thead th").all_inner_texts()
+            assert headers[2:4] == ["jax0.9.2", "jax0.10.2"], headers
+            assert errors == []
+        finally:
+            browser.close()

@@ -29,10 +29,15 @@ PINNED_USES = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40}$")
 WRITE_PERMISSIONS = {
     ("benchmarks.yml", "commit-results"): {"contents"},
     ("benchmarks.yml", "deploy"): {"pages", "id-token"},
+    ("jax-upgrade.yml", "keep"): {"contents"},
     ("pr-comment.yml", "comment"): {"pull-requests"},
 }
 # Where a token may be handed to a step: (file, job).
-TOKEN_USERS = {("benchmarks.yml", "commit-results"), ("pr-comment.yml", "comment")}
+TOKEN_USERS = {
+    ("benchmarks.yml", "commit-results"),
+    ("jax-upgrade.yml", "keep"),
+    ("pr-comment.yml", "comment"),
+}
 
 # A workflow with the mistakes both linters exist to catch: an unpinned
 # action, credentials left in the checkout, a pull-request title spliced into

@@ -10,7 +10,10 @@ through a copy of the configuration), as a review measures two commits:
 Pythons side by side, and compares them row by row with compare's verdicts
 (:func:`jaxbench.jobs.upgrade.measure_upgrade`). It writes under
 ``.asv/upgrade/`` (the comment, with the HLO diff of each benchmark whose
-program changed, and every row as JSON), never into the history; ``--budget``
+program changed, and every row as JSON), never into asv's history; the
+verdict is kept in ``<results_dir>/<machine>/upgrades/``, which ``jaxbench
+publish`` shows on the site's upgrades page ("jax 0.9.2 -> 0.10.2 at
+<commit>"); ``--budget``
 (default 8 minutes) bounds its rounds. With ``--from-history`` nothing is
 measured: COMMIT (default: the newest measured in both) is read from the
 history's results, warm times tested only where both environments were
@@ -161,9 +164,7 @@ def run(args: argparse.Namespace) -> int:
     settings = ReviewSettings(budget=args.budget, bench=tuple(args.bench or ()), fail_on=fail_on)
     commit = args.commit or "HEAD"
     if args.head is None:
-        done, base_env, head_env, commit = measure_upgrade(
-            commit, args.base_env, args.head_env, place, settings, say=say
-        )
+        measured = measure_upgrade(commit, args.base_env, args.head_env, place, settings, say=say)
     else:
         check_config(args.config, JOB)
         head = parse_pin(args.head, "--head")
@@ -174,14 +175,19 @@ def run(args: argparse.Namespace) -> int:
                 base_name,
                 head_name,
             ):
-                done, base_env, head_env, commit = measure_upgrade(
+                measured = measure_upgrade(
                     commit, base_name, head_name, replace(place, config=config), settings, say=say
                 )
         except NothingToCompare as same:
             say(f"{JOB}: {same}")
             write_output(f"{JOB}: {same}.\n", args.output)
             return 0
-    say(f"{JOB}: {base_env} -> {head_env} at {commit[:12]} (rows named by the base environment)")
+    done = measured.done
+    say(
+        f"{JOB}: {measured.title} ({measured.base_env} -> {measured.head_env}) at "
+        f"{measured.commit[:12]} (rows named by the base environment); the verdict is kept "
+        f"for the published history in {measured.record}"
+    )
     if args.format == "text":
         text = done.summary
     else:  # what the job wrote: the comment, every row

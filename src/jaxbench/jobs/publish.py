@@ -21,7 +21,9 @@ Steps:
    vendored copies (:func:`jaxbench.render.html.localize_asv_index`), copy
    ``assets/vendor`` and our stylesheet, write ``jaxbench/regressions.html``
    (with the workloads declared ``Unchecked``, and why:
-   :mod:`jaxbench.store.checks`).
+   :mod:`jaxbench.store.checks`), the paired history's page where pairs were
+   measured and the upgrades page where ``jaxbench upgrade`` recorded verdicts
+   (:mod:`jaxbench.store.upgrades`).
 4. Swap the staging directory in with two renames (old out of the way, new
    in), then delete the old one. A failure at any step before the swap leaves
    the previous html dir exactly as it was.
@@ -55,6 +57,7 @@ from jaxbench.jobs.parallel import forked_batches
 from jaxbench.render import html
 from jaxbench.render.failures import no_error_text
 from jaxbench.render.paired import PAIRED_PAGE, add_paired_nav, render_paired_page
+from jaxbench.render.upgrades import UPGRADES_PAGE, add_upgrades_nav, render_upgrades_page
 from jaxbench.store.asv_conf import read_asv_conf, thresholds_from_asv_conf
 from jaxbench.store.asv_log import read_asv_log
 from jaxbench.store.benchmarks_json import read_benchmarks_json_or_warn
@@ -62,6 +65,7 @@ from jaxbench.store.checks import read_unchecked, unchecked_workloads
 from jaxbench.store.paired import load_paired
 from jaxbench.store.results import read_env_params
 from jaxbench.store.series_table import load_series_table, save_fits
+from jaxbench.store.upgrades import load_upgrades
 
 __all__ = ["PUBLISH_TIMEOUT", "PublishOutcome", "check_repo", "publish"]
 
@@ -178,14 +182,19 @@ def _run_asv_publish(
     return output
 
 
-def _finish_site(site: Path, page: str, paired_page: str | None = None) -> None:
+def _finish_site(
+    site: Path, page: str, paired_page: str | None = None, upgrades_page: str | None = None
+) -> None:
     """Make asv's site in ``site`` work offline and add our pages to it."""
     index = site / "index.html"
     localized = html.localize_asv_index(index.read_text(encoding="utf-8"))
+    (site / html.PAGE_DIR).mkdir(parents=True, exist_ok=True)
     if paired_page is not None:
         localized = add_paired_nav(localized)
-        (site / PAIRED_PAGE).parent.mkdir(parents=True, exist_ok=True)
         (site / PAIRED_PAGE).write_text(paired_page, encoding="utf-8")
+    if upgrades_page is not None:
+        localized = add_upgrades_nav(localized)
+        (site / UPGRADES_PAGE).write_text(upgrades_page, encoding="utf-8")
     index.write_text(localized, encoding="utf-8")
     assets = resources.files("jaxbench").joinpath("assets")
     with resources.as_file(assets) as assets_dir:
@@ -206,6 +215,19 @@ def _paired_page(
         paired_series(runs, commit_order, results),
         commit_order=commit_order,
         runs=runs,
+        project=str(conf.get("project", "project")),
+        hash_length=hash_length if isinstance(hash_length, int) else 8,
+    )
+
+
+def _upgrades_page(results: Path, conf: Mapping[str, object]) -> str | None:
+    """The upgrades page, or None when no upgrade was recorded (read before any write)."""
+    records = load_upgrades(results)
+    if not records:
+        return None
+    hash_length = conf.get("hash_length", 8)
+    return render_upgrades_page(
+        records,
         project=str(conf.get("project", "project")),
         hash_length=hash_length if isinstance(hash_length, int) else 8,
     )
@@ -260,6 +282,7 @@ def publish(
             "re-run 'asv run' for those commits"
         )
     paired_page = _paired_page(results, history.commits(), conf)  # bad files stop here
+    upgrades_page = _upgrades_page(results, conf)
     log = read_asv_log(asv_logs)
     failing = failing_groups(history, log.error, build_error_of=log.build_error)
     found, fits = scan(
@@ -296,7 +319,7 @@ def publish(
     try:
         site = staging / "html"
         output = _run_asv_publish(conf, conf_dir, site, results, target)
-        _finish_site(site, page, paired_page)
+        _finish_site(site, page, paired_page, upgrades_page)
         _swap_in(site, target)
     except OSError as exc:
         raise UsageError(

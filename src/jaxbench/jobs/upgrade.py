@@ -11,8 +11,10 @@ base's):
   side by side, the warm times side by side (lockstep rounds, each side in
   its own environment with the commit's code in front); then one
   comparison, a pull-request-style comment with the HLO diff of each
-  benchmark whose program changed, and the exit status. It writes under its
-  own folder (``.asv/upgrade/``), never into the history.
+  benchmark whose program changed, and the exit status. It measures under its
+  own folder (``.asv/upgrade/``), never into asv's history; the verdict is
+  kept beside it (``<results_dir>/<machine>/upgrades/``,
+  :mod:`jaxbench.store.upgrades`) for the published site's upgrades page.
 - :func:`compare_environments` reads what the history already holds
   (``make bench`` measures every commit in each environment of the matrix):
   nothing is measured; warm times are tested on their samples only when
@@ -30,6 +32,7 @@ import json
 import os
 import re
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,17 +49,21 @@ from jaxbench.jobs.review import (
     measure_and_compare,
     resolve,
 )
+from jaxbench.render.text import format_json
 from jaxbench.store.asv_conf import read_asv_conf
 from jaxbench.store.asv_env import AsvEnv, asv_envs, review_env
 from jaxbench.store.checks import read_unchecked
 from jaxbench.store.results import Point, find_commit, load_history
 from jaxbench.store.sides import read_param_names, read_round_sizes
+from jaxbench.store.upgrades import UpgradeRecord, write_upgrade
 
 __all__ = [
     "JOB",
+    "Measured",
     "NothingToCompare",
     "Pin",
     "Upgraded",
+    "changed_packages",
     "compare_environments",
     "measure_upgrade",
     "parse_pin",
@@ -68,6 +75,19 @@ __all__ = [
 JOB = "jaxbench upgrade"
 
 Say = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Measured:
+    """An upgrade measured side by side, and where its verdict was kept."""
+
+    done: ReviewDone
+    base_env: str
+    head_env: str
+    commit: str
+    #: ``jax 0.9.2 -> 0.10.2``: the packages whose versions differ
+    title: str
+    record: Path
 
 
 @dataclass(frozen=True)
@@ -167,6 +187,22 @@ def compare_environments(
     return Upgraded(Compared(report, read_param_names(results)), base_env, head_env, chosen)
 
 
+def changed_packages(base: AsvEnv, head: AsvEnv) -> tuple[tuple[str, str, str], ...]:
+    """(package, base version, head version) of each package of the two matrix entries
+    whose version differs ("" for unpinned), by name."""
+    before, after = dict(base.requirements), dict(head.requirements)
+    return tuple(
+        (name, before.get(name, ""), after.get(name, ""))
+        for name in sorted(before.keys() | after.keys())
+        if before.get(name, "") != after.get(name, "")
+    )
+
+
+def _results_dir(config: Path) -> Path:
+    value = read_asv_conf(config).get("results_dir", "results")
+    return config.resolve().parent / (value if isinstance(value, str) and value else "results")
+
+
 def measure_upgrade(
     commit: str,
     base_env: str,
@@ -175,9 +211,9 @@ def measure_upgrade(
     settings: ReviewSettings,
     *,
     say: Say,
-) -> tuple[ReviewDone, str, str, str]:
+) -> Measured:
     """``commit`` (anything git resolves) measured in ``base_env`` and ``head_env`` side
-    by side, and compared; (what it found, the base environment, the head's, the commit).
+    by side, compared, and the verdict kept for the published history.
 
     The environments are named in full or by a part only one has (``jax0.9.2``)."""
     config = place.config
@@ -202,7 +238,18 @@ def measure_upgrade(
 
     subject = Subject((full, full), (envs[base_name], envs[head_name]))
     done = measure_and_compare(subject, place, settings, compare, say=say)
-    return done, base_name, head_name, full
+    record = UpgradeRecord(
+        machine=place.machine,
+        commit=full,
+        base_env=base_name,
+        head_env=head_name,
+        changed=changed_packages(envs[base_name], envs[head_name]),
+        date=int(time.time() * 1000),
+        status=done.status,
+        compare=json.loads(format_json(done.report, settings.fail_on)),
+    )
+    path = write_upgrade(_results_dir(config), record)
+    return Measured(done, base_name, head_name, full, record.title, path)
 
 
 class NothingToCompare(Exception):

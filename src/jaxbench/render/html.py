@@ -54,10 +54,12 @@ __all__ = [
     "EnvSummary",
     "KindSection",
     "VendoredAsset",
+    "add_nav_link",
     "format_value",
     "graph_url",
     "localize_asv_index",
     "render_regressions_page",
+    "side_page_head",
     "summarize",
 ]
 
@@ -70,6 +72,33 @@ STYLESHEET = f"{PAGE_DIR}/jaxbench.css"
 VENDOR_DIR = f"{PAGE_DIR}/vendor"
 #: ``id`` of the ``<li>`` added to asv's navigation bar.
 NAV_LINK_ID = "nav-li-jaxbench-regressions"
+
+
+_OUR_NAV = re.compile(r'<li id="nav-li-jaxbench-[^"]*"[^>]*>.*?</li>', re.DOTALL)
+
+
+def side_page_head(title: str) -> str:
+    """The top of one of our pages beside the regressions page (``title`` already
+    escaped): same-origin only, our stylesheet, a way back to asv's history."""
+    return (
+        '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'self\'">\n'
+        f'<title>{title}</title>\n<link rel="stylesheet" href="jaxbench.css">\n'
+        '<link rel="icon" href="../swallow.ico">\n</head>\n<body>\n'
+        '<nav><a href="../index.html">← asv history</a> · '
+        '<a href="regressions.html">regressions by kind</a></nav>\n'
+        f"<h1>{title}</h1>\n"
+    )
+
+
+def add_nav_link(index_html: str, nav_id: str, href: str, label: str) -> str:
+    """asv's (already localized) index with a link to one of our pages after our last one."""
+    ours = list(_OUR_NAV.finditer(index_html))
+    if not ours:
+        return index_html
+    end = ours[-1].end()
+    nav = f'\n\t<li id="{nav_id}"><a href="{href}">{html.escape(label)}</a></li>'
+    return index_html[:end] + nav + index_html[end:]
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import html
 import math
-import re
 from collections.abc import Mapping, Sequence
 
 from jaxbench.analyse.paired_history import ChainPoint, PairedSeries, flagged, gaps
+from jaxbench.render.html import add_nav_link, side_page_head
 from jaxbench.render.units import format_ratio
 from jaxbench.store.paired import PairedRun
 
@@ -353,14 +353,8 @@ def render_paired_page(
     )
     title = f"{_esc(project)}: paired history"
     return (
-        '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        '<meta http-equiv="Content-Security-Policy" content="default-src \'self\'">\n'
-        f'<title>{title}</title>\n<link rel="stylesheet" href="jaxbench.css">\n'
-        '<link rel="icon" href="../swallow.ico">\n</head>\n<body>\n'
-        '<nav><a href="../index.html">← asv history</a> · '
-        '<a href="regressions.html">regressions by kind</a></nav>\n'
-        f"<h1>{title}</h1>\n"
-        f'<p class="lede">{n_pairs} commit pair(s), each commit timed side by side with the '
+        side_page_head(title)
+        + f'<p class="lede">{n_pairs} commit pair(s), each commit timed side by side with the '
         "one before it (jaxbench pair-history). Each graph chains the paired ratios: the "
         "first commit is 1.00, above is slower; the band is the interval. A red square is a "
         "commit whose own pair says regression (the gate and alpha of compare --paired). "
@@ -372,13 +366,6 @@ def render_paired_page(
     )
 
 
-_OUR_NAV = re.compile(r'<li id="nav-li-jaxbench-regressions"[^>]*>.*?</li>', re.DOTALL)
-
-
 def add_paired_nav(index_html: str) -> str:
     """asv's (already localized) index with a link to the paired page after ours."""
-    anchor = _OUR_NAV.search(index_html)
-    if anchor is None:
-        return index_html
-    nav = f'\n\t<li id="{PAIRED_NAV_ID}"><a href="{PAIRED_PAGE}">Paired history (jaxbench)</a></li>'
-    return index_html[: anchor.end()] + nav + index_html[anchor.end() :]
+    return add_nav_link(index_html, PAIRED_NAV_ID, PAIRED_PAGE, "Paired history (jaxbench)")
