@@ -418,7 +418,7 @@ PROCESS_STARTERS = {
     "jobs/init_checks.py": "git, pip, the launch check's interpreter",
     "jobs/parallel.py": "the scan's forked workers",
     "jobs/publish.py": "asv publish",
-    "jobs/review.py": "asv run of both commits",
+    "jobs/streamed.py": "asv run of a review or an upgrade, in its own process group",
     "lockstep/builds.py": "git clone, the project's build command, pip",
     "lockstep/coordinator.py": "the lockstep workers and their fork servers",
     "lockstep/first_call.py": "the first-call workers",

@@ -21,7 +21,10 @@ import dataclasses
 import json
 import random
 import re
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +49,7 @@ from jaxbench.store.upgrades import UpgradeRecord, load_upgrades, write_upgrade
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 import bench_upgrade
 
+import e2e_repo
 import test_browser
 
 #: A measured upgrade of the tests' size: its rounds bend to it.
@@ -431,3 +435,49 @@ def test_a_kept_verdict_has_its_page_in_the_published_history(
             assert errors == []
         finally:
             browser.close()
+
+
+def _cmdlines() -> list[str]:
+    lines = []
+    for proc in Path("/proc").iterdir():
+        with contextlib.suppress(OSError):
+            lines.append((proc / "cmdline").read_bytes().replace(b"\0", b" ").decode())
+    return lines
+
+
+def _asv_runs(root: Path) -> bool:
+    """An ``asv run`` of a configuration beside ``root``'s asv.conf.json is running."""
+    return any(" -m asv run " in c and f"--config {root}/.asv.conf." in c for c in _cmdlines())
+
+
+@pytest.mark.slow
+def test_sigterm_stops_the_measurement_and_removes_its_copy_of_the_config(tmp_path: Path) -> None:
+    """A cancelled CI job (SIGTERM): exit 143, one line, no copy of asv.conf.json left
+    beside it, no asv process left running."""
+    config = _config(tmp_path / "p")
+    root = config.parent
+    (root / "benchmarks").mkdir()
+    (root / "benchmarks" / "__init__.py").write_text("")
+    (root / "benchmarks" / "suite.py").write_text("def time_sum():\n    sum(range(9))\n")
+    for args in (["init", "-q"], ["add", "."], ["commit", "-qm", "one"]):
+        e2e_repo.git(root, *args)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jaxbench", "upgrade", "--base-env", "jax0.9.2",
+         "--head", "jax==0.10.1", "--budget", "1m"],
+        cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while not _asv_runs(root):
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "asv run of the copy never started"
+            time.sleep(0.2)
+        (copy,) = root.glob(".asv.conf.upgrade-*.json")
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 143, err[-2000:]
+    assert err.strip().splitlines()[-1] == "jaxbench: terminated", err[-2000:]
+    assert not copy.exists()
+    assert not _asv_runs(root)  # asv was stopped with it

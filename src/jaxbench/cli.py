@@ -6,16 +6,22 @@ imported only when needed and never import jax at module level, so
 ``jaxbench regressions`` does not pay for importing it.
 
 Every :class:`~jaxbench.errors.JaxbenchError` becomes one line on stderr and
-exit status 2; a bad option does the same.
+exit status 2; a bad option does the same. An interrupt (Ctrl-C, exit 130) or
+a ``SIGTERM`` (a cancelled CI job, ``timeout``; exit 143) unwinds the command:
+its temporary files (the copies of ``asv.conf.json`` beside it, staging
+folders) are removed and its child processes stopped, as on an error.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import signal
 import sys
-from collections.abc import Sequence
-from types import ModuleType
+import threading
+from collections.abc import Iterator, Sequence
+from types import FrameType, ModuleType
 from typing import NoReturn
 
 from jaxbench import __version__
@@ -82,19 +88,44 @@ def _build_parser(argv: Sequence[str]) -> _Parser:
     return parser
 
 
+class _Terminated(BaseException):
+    """SIGTERM, raised where the command is, so that its ``finally`` blocks run."""
+
+
+def _raise_terminated(signum: int, frame: FrameType | None) -> None:
+    raise _Terminated
+
+
+@contextlib.contextmanager
+def _sigterm_unwinds() -> Iterator[None]:
+    """SIGTERM raises :class:`_Terminated` in the main thread while the command runs."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     args_list = list(sys.argv[1:] if argv is None else argv)
     parser = _build_parser(args_list)
     args = parser.parse_args(args_list)
     try:
-        status: int = args._run(args)
+        with _sigterm_unwinds():
+            status: int = args._run(args)
     except JaxbenchError as exc:
         print(f"jaxbench: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("jaxbench: interrupted", file=sys.stderr)
         return 130
+    except _Terminated:
+        print("jaxbench: terminated", file=sys.stderr)
+        return 143
     return status
 
 

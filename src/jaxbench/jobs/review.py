@@ -41,7 +41,6 @@ import contextlib
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -59,6 +58,7 @@ from jaxbench.jobs.compare import Compared, compare_commits, render
 from jaxbench.jobs.first_call import FirstCallDone, FirstCallSettings, measure_side_by_side
 from jaxbench.jobs.git import resolve_commit
 from jaxbench.jobs.sides import open_asv_sides
+from jaxbench.jobs.streamed import run_streamed
 from jaxbench.kinds import COMPILE_STAGES
 from jaxbench.lockstep.coordinator import concurrent_rounds, list_benchmarks
 from jaxbench.lockstep.first_call import FirstCalls
@@ -318,20 +318,12 @@ def _asv_run(
             "-b", _figures_pattern(settings.bench),
         ]  # fmt: skip
         with log.open("w", encoding="utf-8") as kept:
-            proc = subprocess.Popen(
-                command,
-                cwd=root,
-                env=environ,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-                errors="replace",
-            )
-            assert proc.stdout is not None
-            for line in proc.stdout:
-                kept.write(line)
-                say(line.rstrip("\n"))
-            status = proc.wait()
+
+            def line(text: str) -> None:
+                kept.write(text)
+                say(text.rstrip("\n"))
+
+            status = run_streamed(command, cwd=root, env=environ, line=line)
     failure = read_suite_failure(log, root)
     if failure is not None:
         raise UsageError(f"{failure}; nothing to review (asv's output: {log})")
