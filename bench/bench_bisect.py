@@ -241,6 +241,13 @@ def _row(label: str, status: int, doc: dict[str, Any], seconds: float, right: bo
     )
 
 
+def _keep(folder: Path | None, label: str, doc: dict[str, Any], err: str) -> None:
+    if folder is not None:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{label}.json").write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+        (folder / f"{label}.err").write_text(err, encoding="utf-8")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--commits", type=int, default=17)
@@ -251,6 +258,9 @@ def main() -> int:
     parser.add_argument("--tries", type=int, default=3, help="bisects of the planted range")
     parser.add_argument("--aa", type=int, default=10, help="bisects of identical code")
     parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument(
+        "--keep", type=Path, default=None, help="write each bisect's JSON and stderr here"
+    )
     parser.add_argument("bisect_args", nargs="*", help="more jaxbench bisect options (after --)")
     args = parser.parse_args()
     work = args.workdir or Path(tempfile.mkdtemp(prefix="bench-bisect-"))
@@ -267,6 +277,7 @@ def main() -> int:
                 "track_first_call_seconds": args.compile_at}  # fmt: skip
         for i in range(args.tries):
             status, doc, err, seconds = bisect(planted, *args.bisect_args)
+            _keep(args.keep, f"planted-{i + 1}", doc, err)
             right = named(doc) == want and len(doc.get("steps", [])) <= limit
             wrong["planted"] += not right
             rows.append(_row(f"step {i + 1}", status, doc, seconds, right))
@@ -277,6 +288,7 @@ def main() -> int:
         same = make_repo(work / "aa", args.commits, warm_at=None, compile_at=None)
         for i in range(args.aa):
             status, doc, err, seconds = bisect(same, *args.bisect_args)
+            _keep(args.keep, f"aa-{i + 1}", doc, err)
             right = status == 1 and not doc.get("single_step", True)
             wrong["aa"] += not right
             rows.append(_row(f"A/A {i + 1}", status, doc, seconds, right))
