@@ -222,7 +222,8 @@ def test_a_project_shape_adopts_jaxbench_end_to_end(
     (root / "benchmarks" / "broken.py").write_text(broken, encoding="utf-8")
     again = make(root, "bench", "COMMITS=1", "ASV_ARGS=-b ^broken", PAIR_ARGS, timeout=TIMEOUT)
     assert again.returncode == 0, _tail(again)
-    named = re.search(r"broken\.Broken\S*.*", again.stdout)
+    # the listing names it, with its cause: "<name>  failed at 1 of 1 commits: <error>"
+    named = re.search(r"(broken\.Broken\S*)  failed at [^:\n]*: ([^\n]*)", again.stdout)
     assert named is not None, _tail(again)
     assert "ReferenceMismatch" in again.stdout or "tolerance" in again.stdout, _tail(again)
     if history.name == "src-setuptools":
@@ -236,7 +237,7 @@ def test_a_project_shape_adopts_jaxbench_end_to_end(
             pairs_timed=len(timed),
             pairs=len(runs),
             review=review,
-            failing_named=named.group(0).strip()[:90],
+            failing_named=f"{named.group(1)}: {named.group(2).strip()}"[:90],
         )
     )
 
