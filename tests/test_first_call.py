@@ -8,6 +8,7 @@ report its compile time. Base and head differ only in ``DELAY``.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 
 import pytest
 
+import machine_alone
 from jaxbench.commands.first_call import kept_values, paired_values
 
 SUITE = """\
@@ -93,26 +95,12 @@ def _review(
     base = _suite(tmp_path / "base" / "benchmarks", base_delay, base_memory)
     head = _suite(tmp_path / "head" / "benchmarks", head_delay, head_memory, head_wrong)
     results = tmp_path / "results"
-    done = _jaxbench(
-        "first-call",
-        "--base-commit",
-        "a" * 40,
-        "--head-commit",
-        "b" * 40,
-        "--base-benchmarks",
-        base,
-        "--head-benchmarks",
-        head,
-        "--machine",
-        "m",
-        "--env",
-        "e",
-        "--results",
-        results,
-        "--rounds",
-        "5",
-        cwd=tmp_path,
-    )
+    with machine_alone.alone():  # it times two sides whose verdict the test asserts
+        done = _jaxbench(
+            "first-call", "--base-commit", "a" * 40, "--head-commit", "b" * 40,
+            "--base-benchmarks", base, "--head-benchmarks", head, "--machine", "m", "--env", "e",
+            "--results", results, "--rounds", "5", cwd=tmp_path,
+        )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "3 benchmark(s), 5 rounds a side" in done.stderr
     files = [results / "m" / f"{c * 8}-e.json" for c in "ab"]
@@ -227,11 +215,12 @@ def test_a_missing_benchmark_directory_is_one_line_and_exit_2(tmp_path: Path) ->
 def _sequential(tmp_path: Path, base_delay: float, head_delay: float) -> str:
     base = _suite(tmp_path / "base" / "benchmarks", base_delay, 6 * MiB)
     head = _suite(tmp_path / "head" / "benchmarks", head_delay, 6 * MiB)
-    done = _jaxbench(
-        "first-call", "--base-commit", "a" * 40, "--head-commit", "b" * 40,
-        "--base-benchmarks", base, "--head-benchmarks", head, "--machine", "m", "--env", "e",
-        "--results", tmp_path / "results", "--rounds", "7", "--min-rounds", "3", cwd=tmp_path,
-    )  # fmt: skip
+    with machine_alone.alone():  # it times two sides and the test asserts when they settle
+        done = _jaxbench(
+            "first-call", "--base-commit", "a" * 40, "--head-commit", "b" * 40,
+            "--base-benchmarks", base, "--head-benchmarks", head, "--machine", "m", "--env", "e",
+            "--results", tmp_path / "results", "--rounds", "7", "--min-rounds", "3", cwd=tmp_path,
+        )  # fmt: skip
     assert done.returncode == 0, done.stderr
     return done.stderr
 
@@ -240,8 +229,13 @@ def _sequential(tmp_path: Path, base_delay: float, head_delay: float) -> str:
 def test_rounds_stop_once_every_figure_is_settled_and_a_change_gets_them_all(
     tmp_path: Path,
 ) -> None:
+    """Identical sides stop before the 7 rounds (at the first look where every figure is
+    settled: 3 rounds on a quiet machine, a later look when the other test process's
+    bursts widen the first); a change runs every round."""
     said = _sequential(tmp_path / "same", 0.03, 0.03)
-    assert "3 rounds a side (every figure settled after 3 rounds)" in said, said
+    settled = re.search(r"(\d+) rounds a side \(every figure settled after \1 rounds\)", said)
+    assert settled is not None, said
+    assert 3 <= int(settled.group(1)) < 7, said
     said = _sequential(tmp_path / "slower", 0.02, 0.06)
     assert "7 rounds a side in" in said, said
 
