@@ -203,6 +203,12 @@ def _finish_site(
     (site / html.REGRESSIONS_PAGE).write_text(page, encoding="utf-8")
 
 
+def _page_names(conf: Mapping[str, object]) -> tuple[str, int]:
+    """(project name, commit hash length) as asv.conf.json gives them to every page."""
+    hash_length = conf.get("hash_length", 8)
+    return str(conf.get("project", "project")), hash_length if isinstance(hash_length, int) else 8
+
+
 def _paired_page(
     results: Path, commit_order: tuple[str, ...], conf: Mapping[str, object]
 ) -> str | None:
@@ -210,13 +216,13 @@ def _paired_page(
     runs = load_paired(results)
     if not runs:
         return None
-    hash_length = conf.get("hash_length", 8)
+    project, hash_length = _page_names(conf)
     return render_paired_page(
         paired_series(runs, commit_order, results),
         commit_order=commit_order,
         runs=runs,
-        project=str(conf.get("project", "project")),
-        hash_length=hash_length if isinstance(hash_length, int) else 8,
+        project=project,
+        hash_length=hash_length,
     )
 
 
@@ -225,12 +231,8 @@ def _upgrades_page(results: Path, conf: Mapping[str, object]) -> str | None:
     records = load_upgrades(results)
     if not records:
         return None
-    hash_length = conf.get("hash_length", 8)
-    return render_upgrades_page(
-        records,
-        project=str(conf.get("project", "project")),
-        hash_length=hash_length if isinstance(hash_length, int) else 8,
-    )
+    project, hash_length = _page_names(conf)
+    return render_upgrades_page(records, project=project, hash_length=hash_length)
 
 
 def _swap_in(new: Path, html_dir: Path) -> None:
@@ -291,14 +293,14 @@ def publish(
     save_fits(history, fits)
     regressions = found.regressions
     benchmarks, _ = read_benchmarks_json_or_warn(results / "benchmarks.json")
-    hash_length = conf.get("hash_length", 8)
+    project, hash_length = _page_names(conf)
     page = html.render_regressions_page(
         regressions,
         html.summarize_table(history),
         env_params=read_env_params(results),
         param_names=benchmarks.param_names(),
-        project=str(conf.get("project", "project")),
-        hash_length=hash_length if isinstance(hash_length, int) else 8,
+        project=project,
+        hash_length=hash_length,
         warnings=history.warnings,
         events=group_events(regressions, found.series_at),
         machine_changes=found.machine_changes,
