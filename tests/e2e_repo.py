@@ -33,6 +33,7 @@ __all__ = [
     "asv",
     "asv_environ",
     "asv_run_same",
+    "asv_setup",
     "git",
     "jaxbench_cli",
     "make_repo",
@@ -212,6 +213,31 @@ def asv(
             f"asv {' '.join(args)} exited {done.returncode}\n{done.stdout}\n{done.stderr}"
         )
     return done
+
+
+def asv_setup(root: Path, *, timeout: float, environ: Mapping[str, str] | None = None) -> None:
+    """asv builds every environment of ``root``'s asv.conf.json (asv's own ``Setup``).
+
+    Not ``asv setup`` on the command line: asv 0.6.6 returns its list of
+    environments as the exit status, so a setup that worked exits 1.
+    """
+    code = (
+        "from asv.commands.setup import Setup\n"
+        "from asv.config import Config\n"
+        "Setup.run(Config.load('asv.conf.json'))\n"
+    )
+    python = ASV_BIN.parent / "python"
+    done = subprocess.run(
+        [str(python), "-c", code],
+        cwd=root,
+        env=dict(environ or asv_environ()),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise AssertionError(f"asv's setup exited {done.returncode}\n{done.stdout}\n{done.stderr}")
 
 
 def jaxbench_cli(

@@ -466,7 +466,7 @@ def run_review_steps(root: Path, base: str, head: str, scratch: Path) -> list[tu
             "PR_NUMBER": "1",
             "HTML_URL": "",
             # a shorter review than a runner's: the tests' budget (the steps are as written)
-            "REVIEW_BUDGET": "2m",
+            "REVIEW_BUDGET": "1m",
             "GITHUB_ACTIONS": "true",
             "RUNNER_TEMP": str(scratch),
             "GITHUB_SERVER_URL": "https://github.com",

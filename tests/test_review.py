@@ -2,7 +2,7 @@
 
 One module fixture makes the end-to-end repository (``tests/e2e_repo.py``: c1
 the project, c2 predict does real extra work, c3 README only, c4 a wrong
-answer) and the first review builds its asv environment. Reviewing c2 -> c3
+answer) and has asv build its environment (``Setup``). Reviewing c2 -> c3
 is an A/A pair (identical code): exit 0, no changed row. Reviewing c1 -> c2
 is a planted regression: exit 1, the warm time and XLA's work flagged. Both
 reviews write the comment and leave the history's results alone. Bad input
@@ -19,12 +19,13 @@ from typing import Any
 import pytest
 
 import machine_alone
-from e2e_repo import E2eRepo, asv_environ, git, jaxbench_cli, make_repo
+from e2e_repo import E2eRepo, asv_environ, asv_setup, git, jaxbench_cli, make_repo
 from jaxbench.errors import UsageError
 from jaxbench.store.asv_env import AsvEnv, review_env
 
-#: A review of the tests' size: the rounds bend to it (the steps are as a real review's).
-BUDGET = "150s"
+#: A review of the tests' size: the rounds bend to it (the steps are as a real review's;
+#: a minute leaves the warm times about 10 s of rounds).
+BUDGET = "60s"
 TIMEOUT = 1800
 
 
@@ -44,7 +45,11 @@ def _review(repo: E2eRepo, *args: str) -> tuple[int, str, str, dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> E2eRepo:
-    return make_repo(tmp_path_factory.mktemp("review") / "repo")
+    made = make_repo(tmp_path_factory.mktemp("review") / "repo")
+    # asv builds the environment here, beside the other test process: the reviews
+    # below find it built and take the machine alone only to measure
+    asv_setup(made.root, timeout=TIMEOUT)
+    return made
 
 
 @pytest.fixture(scope="module")
