@@ -199,20 +199,7 @@ def asv(
     ok: Sequence[int] = (0,),
 ) -> subprocess.CompletedProcess[str]:
     """Run the real asv in ``root``; fail with its output on an exit status not in ``ok``."""
-    done = subprocess.run(
-        [str(ASV_BIN), *args],
-        cwd=root,
-        env=dict(environ or asv_environ()),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-    if done.returncode not in ok:
-        raise AssertionError(
-            f"asv {' '.join(args)} exited {done.returncode}\n{done.stdout}\n{done.stderr}"
-        )
-    return done
+    return _checked([str(ASV_BIN), *args], f"asv {' '.join(args)}", root, timeout, environ, ok)
 
 
 def asv_setup(root: Path, *, timeout: float, environ: Mapping[str, str] | None = None) -> None:
@@ -226,9 +213,19 @@ def asv_setup(root: Path, *, timeout: float, environ: Mapping[str, str] | None =
         "from asv.config import Config\n"
         "Setup.run(Config.load('asv.conf.json'))\n"
     )
-    python = ASV_BIN.parent / "python"
+    _checked([str(ASV_BIN.parent / "python"), "-c", code], "asv's setup", root, timeout, environ)
+
+
+def _checked(
+    argv: Sequence[str],
+    what: str,
+    root: Path,
+    timeout: float,
+    environ: Mapping[str, str] | None,
+    ok: Sequence[int] = (0,),
+) -> subprocess.CompletedProcess[str]:
     done = subprocess.run(
-        [str(python), "-c", code],
+        argv,
         cwd=root,
         env=dict(environ or asv_environ()),
         capture_output=True,
@@ -236,8 +233,9 @@ def asv_setup(root: Path, *, timeout: float, environ: Mapping[str, str] | None =
         timeout=timeout,
         check=False,
     )
-    if done.returncode != 0:
-        raise AssertionError(f"asv's setup exited {done.returncode}\n{done.stdout}\n{done.stderr}")
+    if done.returncode not in ok:
+        raise AssertionError(f"{what} exited {done.returncode}\n{done.stdout}\n{done.stderr}")
+    return done
 
 
 def jaxbench_cli(

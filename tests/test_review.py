@@ -5,7 +5,8 @@ the project, c2 predict does real extra work, c3 README only, c4 a wrong
 answer) and has asv build its environment (``Setup``). Reviewing c2 -> c3
 is an A/A pair (identical code): exit 0, no changed row. Reviewing c1 -> c2
 is a planted regression: exit 1, the warm time and XLA's work flagged. Both
-reviews write the comment and leave the history's results alone. Bad input
+reviews run in a second module fixture, the machine taken alone once for the
+two; they write the comment and leave the history's results alone. Bad input
 is one line and exit 2. The pure parts (the environment the review picks,
 the terminal's summary) are tested without asv.
 """
@@ -13,6 +14,7 @@ the terminal's summary) are tested without asv.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +31,13 @@ BUDGET = "60s"
 TIMEOUT = 1800
 
 
-def _review(repo: E2eRepo, *args: str) -> tuple[int, str, str, dict[str, Any]]:
-    with machine_alone.alone():  # it times base and head side by side
-        done = jaxbench_cli(
-            repo.root, "review", *args, "--budget", BUDGET, timeout=TIMEOUT, environ=asv_environ()
-        )
+Review = tuple[int, str, str, dict[str, Any]]
+
+
+def _review(repo: E2eRepo, *args: str) -> Review:
+    done = jaxbench_cli(
+        repo.root, "review", *args, "--budget", BUDGET, timeout=TIMEOUT, environ=asv_environ()
+    )
     work = repo.root / ".asv" / "review"
     found = work / "review.json"
     doc = json.loads(found.read_text(encoding="utf-8")) if found.is_file() else {}
@@ -41,6 +45,17 @@ def _review(repo: E2eRepo, *args: str) -> tuple[int, str, str, dict[str, Any]]:
         done.stderr, encoding="utf-8"
     )
     return done.returncode, done.stdout, done.stderr, doc
+
+
+@dataclass(frozen=True)
+class Reviews:
+    """The A/A review (c2 -> c3), what it left on disk, and the planted one (c1 -> c2)."""
+
+    aa: Review
+    aa_comment: str
+    aa_result_files: tuple[str, ...]
+    aa_git_status: str
+    planted: Review
 
 
 @pytest.fixture(scope="module")
@@ -53,15 +68,20 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> E2eRepo:
 
 
 @pytest.fixture(scope="module")
-def aa(repo: E2eRepo) -> tuple[int, str, str, dict[str, Any]]:
-    return _review(repo, repo.commits[1][:7], repo.commits[2])
+def reviews(repo: E2eRepo) -> Reviews:
+    # both reviews time base and head side by side: the machine alone, taken once
+    with machine_alone.alone():
+        aa = _review(repo, repo.commits[1][:7], repo.commits[2])
+        comment = (repo.root / ".asv" / "review" / "comment.md").read_text(encoding="utf-8")
+        files = sorted((repo.root / ".asv" / "review" / "results" / "review").glob("*.json"))
+        status = git(repo.root, "status", "--porcelain")
+        planted = _review(repo, repo.commits[0], repo.commits[1])
+    return Reviews(aa, comment, tuple(f.name for f in files), status, planted)
 
 
 @pytest.mark.e2e
-def test_an_a_a_review_passes_with_no_changed_row(
-    repo: E2eRepo, aa: tuple[int, str, str, dict[str, Any]]
-) -> None:
-    status, out, said, doc = aa
+def test_an_a_a_review_passes_with_no_changed_row(reviews: Reviews) -> None:
+    status, out, said, doc = reviews.aa
     assert status == 0, said[-4000:]
     flagged = [r for r in doc["rows"] if r["category"] is not None]
     assert flagged == [], flagged
@@ -69,8 +89,7 @@ def test_an_a_a_review_passes_with_no_changed_row(
     assert {r["verdict"] for r in changed} <= {"skipped"}, changed
     # the terminal's summary lists no row, the comment every one
     assert "rows without a change (the comment lists them)" in out, out
-    comment = (repo.root / ".asv" / "review" / "comment.md").read_text(encoding="utf-8")
-    assert "paired t over" in comment
+    assert "paired t over" in reviews.aa_comment
     # one step line per step, the time left on each, the whole review's times at the end
     for number, step in enumerate(("asv run", "first calls", "warm times", "compare"), 1):
         assert f"jaxbench review: step {number}/4 {step}, " in said
@@ -82,20 +101,17 @@ def test_an_a_a_review_passes_with_no_changed_row(
 
 
 @pytest.mark.e2e
-def test_a_review_leaves_the_history_alone(
-    repo: E2eRepo, aa: tuple[int, str, str, dict[str, Any]]
-) -> None:
+def test_a_review_leaves_the_history_alone(repo: E2eRepo, reviews: Reviews) -> None:
     assert not repo.results.exists()  # asv's results went to .asv/review/results
-    files = sorted((repo.root / ".asv" / "review" / "results" / "review").glob("*.json"))
-    assert {f.name[:8] for f in files} == {repo.commits[1][:8], repo.commits[2][:8], "machine."}
-    assert git(repo.root, "status", "--porcelain") == ""  # nothing left beside asv.conf.json
+    files = {name[:8] for name in reviews.aa_result_files}
+    assert files == {repo.commits[1][:8], repo.commits[2][:8], "machine."}
+    assert reviews.aa_git_status == ""  # nothing left beside asv.conf.json
+    assert git(repo.root, "status", "--porcelain") == ""  # nor after the planted review
 
 
 @pytest.mark.e2e
-def test_a_planted_regression_fails_the_review(
-    repo: E2eRepo, aa: tuple[int, str, str, dict[str, Any]]
-) -> None:
-    status, out, said, doc = _review(repo, repo.commits[0], repo.commits[1])
+def test_a_planted_regression_fails_the_review(reviews: Reviews) -> None:
+    status, out, said, doc = reviews.planted
     assert status == 1, said[-4000:]
     categories = {r["category"] for r in doc["rows"]}
     assert {"time", "work"} <= categories, doc["summary"]

@@ -184,17 +184,43 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> bench_upgrade.UpgradeRe
     return repo
 
 
-def _measured(repo: bench_upgrade.UpgradeRepo, *args: str) -> bench_upgrade.Try:
-    with machine_alone.alone():  # it times two environments side by side
-        return bench_upgrade.upgrade(repo, *args, budget=BUDGET, kind="test")
+@dataclasses.dataclass(frozen=True)
+class Measured:
+    """The planted upgrade (jxb-slowdep 1.0 -> 1.1), what it left, and the A/A one (1.0 -> 2.0)."""
+
+    planted: bench_upgrade.Try
+    planted_comment: str
+    #: the project's files under results/ after the planted upgrade, and its verdicts kept
+    planted_kept: tuple[Path, ...]
+    planted_records: tuple[UpgradeRecord, ...]
+    aa: bench_upgrade.Try
+
+
+@pytest.fixture(scope="module")
+def measured(project: bench_upgrade.UpgradeRepo) -> Measured:
+    # both time two environments side by side: the machine alone, taken once
+    with machine_alone.alone():
+        planted = bench_upgrade.upgrade(
+            project, "--base-env", "slowdep1.0", "--head", "jxb-slowdep==1.1", budget=BUDGET,
+            kind="test",
+        )  # fmt: skip
+        comment = (project.root / ".asv" / "upgrade" / "comment.md").read_text(encoding="utf-8")
+        results = project.root / "results"
+        kept = tuple(p.relative_to(project.root) for p in results.rglob("*") if p.is_file())
+        records = tuple(load_upgrades(results))
+        aa = bench_upgrade.upgrade(
+            project, "--base-env", "slowdep1.0", "--head-env", "slowdep2.0", budget=BUDGET,
+            kind="test",
+        )  # fmt: skip
+    return Measured(planted, comment, kept, records, aa)
 
 
 @pytest.mark.e2e
 def test_a_dependency_s_new_version_that_slows_one_workload_is_named_and_nothing_else(
-    project: bench_upgrade.UpgradeRepo,
+    project: bench_upgrade.UpgradeRepo, measured: Measured
 ) -> None:
     """``--head PACKAGE==VERSION``: the base environment with the dependency at 1.1."""
-    done = _measured(project, "--base-env", "slowdep1.0", "--head", "jxb-slowdep==1.1")
+    done = measured.planted
     assert done.status == 1, done.stderr[-4000:]
     assert done.flagged, done.document.get("summary")
     assert all(name.startswith("dep.Deep") for name in done.flagged), done.flagged
@@ -208,25 +234,22 @@ def test_a_dependency_s_new_version_that_slows_one_workload_is_named_and_nothing
     )
     warm = next(r for r in done.document["rows"] if r["benchmark"] == "dep.Deep.time_warm")
     assert "paired t over" in warm["reason"], warm  # timed side by side
-    comment = (project.root / ".asv" / "upgrade" / "comment.md").read_text(encoding="utf-8")
+    comment = measured.planted_comment
     title = r"^### jaxbench: slowdep1\.0 \(base\) vs slowdep1\.1 \(head\) at [0-9a-f]{12}$"
     assert re.search(title, comment, re.MULTILINE), comment[:600]
     assert re.search(r"HLO diff .*: 1 of 2 benchmarks changed", comment), comment[-2000:]
     # asv's history is left alone; the verdict is kept for the published site
-    kept = [p.relative_to(project.root) for p in (project.root / "results").rglob("*")
-            if p.is_file()]  # fmt: skip
+    kept = measured.planted_kept
     assert [p.parent for p in kept] == [Path("results/upgrade/upgrades")], kept
-    (record,) = load_upgrades(project.root / "results")
+    (record,) = measured.planted_records
     assert (record.title, record.status) == ("jxb-slowdep 1.0 -> 1.1", 1)
     assert not list(project.root.glob(".asv.conf.*.json"))  # its copies of the config are gone
 
 
 @pytest.mark.e2e
-def test_two_environments_of_identical_code_flag_nothing(
-    project: bench_upgrade.UpgradeRepo,
-) -> None:
+def test_two_environments_of_identical_code_flag_nothing(measured: Measured) -> None:
     """1.0 -> 2.0: another version of the same code (an A/A upgrade)."""
-    done = _measured(project, "--base-env", "slowdep1.0", "--head-env", "slowdep2.0")
+    done = measured.aa
     assert (done.status, done.flagged) == (0, ()), done.stderr[-4000:]
     warm = [r for r in done.document["rows"] if r["benchmark"].endswith(".time_warm")]
     assert len(warm) == 2, done.document["summary"]
