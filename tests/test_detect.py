@@ -23,7 +23,7 @@ from jaxbench.analyse.detect import (
 )
 from jaxbench.errors import ResultsError
 from jaxbench.kinds import Kind
-from jaxbench.store.asv_conf import thresholds_from_asv_conf
+from jaxbench.store.asv_conf import read_asv_conf, results_dir, thresholds_from_asv_conf
 from jaxbench.store.results import History, Point, SeriesKey, load_history
 
 PY36 = "conda-py3.6-ephem3.7.6.0-numba0.36.1-numpy1.12.0-pandas0.22.0-pytables3.6.1-scipy1.2.0"
@@ -345,6 +345,19 @@ def test_bad_asv_conf(tmp_path: Path, text: str, message: str) -> None:
         thresholds_from_asv_conf(conf)
     with pytest.raises(ResultsError, match="cannot read"):
         thresholds_from_asv_conf(tmp_path / "missing.json")
+
+
+def test_results_dir_is_beside_the_configuration_as_asv_takes_it(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    conf = project / "asv.conf.json"
+    conf.write_text('{"version": 1, // results elsewhere\n "results_dir": ".asv/results"}')
+    assert results_dir(read_asv_conf(conf), conf) == project / ".asv" / "results"
+    conf.write_text('{"version": 1}')
+    assert results_dir(read_asv_conf(conf), conf) == project / "results"  # asv's default
+    for bad in ("", 3, None):
+        with pytest.raises(ResultsError, match=r"asv\.conf\.json: 'results_dir' must be a path"):
+            results_dir({"results_dir": bad}, conf)
 
 
 # --- the whole-directory scan, its cache, fitted levels ---

@@ -128,7 +128,12 @@ def run(args: argparse.Namespace) -> int:
     from jaxbench.jobs.first_parent import first_parent_range, subjects
     from jaxbench.lockstep.builds import builds_of
     from jaxbench.render.bisect import format_json, format_text
-    from jaxbench.store.asv_conf import forks_workers, read_asv_conf, thresholds_from_asv_conf
+    from jaxbench.store.asv_conf import (
+        forks_workers,
+        read_asv_conf,
+        results_dir,
+        thresholds_from_asv_conf,
+    )
     from jaxbench.store.asv_env import AsvEnv, built_env
 
     if (args.event is None and args.bad is None) or (args.event is not None and args.good):
@@ -145,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.config}: no such file; run in the project, or give --config")
     conf = read_asv_conf(args.config)
     repo = args.config.resolve().parent
-    results = args.results or repo / str(conf.get("results_dir", "results"))
+    results = args.results or results_dir(conf, args.config)
     event, good, bad, env_name = None, args.good, args.bad, args.env
     left_out: tuple[str, ...] = ()
     if args.event is not None:

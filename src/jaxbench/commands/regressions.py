@@ -162,7 +162,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _settings(args: argparse.Namespace, cwd: Path) -> tuple[Path, dict[str, float]]:
     """Results directory and per-benchmark thresholds from the options and asv.conf.json."""
-    from jaxbench.store.asv_conf import read_asv_conf, thresholds_from_asv_conf
+    from jaxbench.store.asv_conf import read_asv_conf, results_dir, thresholds_from_asv_conf
 
     conf_path: Path | None = args.config
     if conf_path is None and (cwd / _CONF_NAME).is_file():
@@ -173,10 +173,7 @@ def _settings(args: argparse.Namespace, cwd: Path) -> tuple[Path, dict[str, floa
         conf = read_asv_conf(conf_path)
         thresholds = thresholds_from_asv_conf(conf_path)
         if results is None:
-            raw = conf.get("results_dir", "results")
-            if not isinstance(raw, str):
-                raise UsageError(f"{conf_path}: 'results_dir' must be a path; fix the file")
-            results = conf_path.parent / raw
+            results = results_dir(conf, conf_path)
     return (results if results is not None else cwd / "results"), thresholds
 
 

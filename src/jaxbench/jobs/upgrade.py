@@ -50,7 +50,7 @@ from jaxbench.jobs.review import (
     resolve,
 )
 from jaxbench.render.text import format_json
-from jaxbench.store.asv_conf import read_asv_conf
+from jaxbench.store.asv_conf import read_asv_conf, results_dir
 from jaxbench.store.asv_env import AsvEnv, asv_envs, review_env
 from jaxbench.store.checks import read_unchecked
 from jaxbench.store.results import Point, find_commit, load_history
@@ -199,8 +199,7 @@ def changed_packages(base: AsvEnv, head: AsvEnv) -> tuple[tuple[str, str, str], 
 
 
 def _results_dir(config: Path) -> Path:
-    value = read_asv_conf(config).get("results_dir", "results")
-    return config.resolve().parent / (value if isinstance(value, str) and value else "results")
+    return results_dir(read_asv_conf(config), config)
 
 
 def measure_upgrade(

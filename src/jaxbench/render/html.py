@@ -55,6 +55,7 @@ __all__ = [
     "KindSection",
     "VendoredAsset",
     "add_nav_link",
+    "esc",
     "format_value",
     "graph_url",
     "localize_asv_index",
@@ -390,7 +391,8 @@ def _date(ms: int) -> str:
     return stamp.strftime("%Y-%m-%d %H:%M UTC")
 
 
-def _esc(text: object) -> str:
+def esc(text: object) -> str:
+    """``text`` as HTML text or an attribute's value (quotes escaped too)."""
     return html.escape(str(text), quote=True)
 
 
@@ -418,15 +420,15 @@ def _row(
     failing = method_of(key.benchmark) == TOLERANCE_TRACK and regression.after > 1.0
     flag = ' <span class="flag">outside tolerance</span>' if failing else ""
     return (
-        f'<tr class="regression" data-commit="{_esc(regression.bad_commit)}">'
-        f'<td class="bench"><a href="{_esc(url)}">{_esc(key.benchmark)}</a>{flag}</td>'
-        f"<td>{_esc(', '.join(shown))}</td>"
-        f'<td>{_esc(key.machine)}<br><span class="env">{_esc(key.env_name)}</span></td>'
-        f'<td class="commit">{_esc(good + ".." if good else "")}{_esc(bad)}</td>'
-        f'<td class="date">{_esc(_date(regression.date))}</td>'
-        f'<td class="num">{_esc(format_value(regression.before, regression.unit))}</td>'
-        f'<td class="num">{_esc(format_value(regression.after, regression.unit))}</td>'
-        f'<td class="num ratio">{_esc(_ratio(regression.ratio))}</td>'
+        f'<tr class="regression" data-commit="{esc(regression.bad_commit)}">'
+        f'<td class="bench"><a href="{esc(url)}">{esc(key.benchmark)}</a>{flag}</td>'
+        f"<td>{esc(', '.join(shown))}</td>"
+        f'<td>{esc(key.machine)}<br><span class="env">{esc(key.env_name)}</span></td>'
+        f'<td class="commit">{esc(good + ".." if good else "")}{esc(bad)}</td>'
+        f'<td class="date">{esc(_date(regression.date))}</td>'
+        f'<td class="num">{esc(format_value(regression.before, regression.unit))}</td>'
+        f'<td class="num">{esc(format_value(regression.after, regression.unit))}</td>'
+        f'<td class="num ratio">{esc(_ratio(regression.ratio))}</td>'
         "</tr>"
     )
 
@@ -447,11 +449,11 @@ _TABLE_HEAD = (
 def _summary_table(summaries: Sequence[EnvSummary]) -> str:
     rows = "".join(
         "<tr>"
-        f'<td>{_esc(s.machine)}</td><td class="env">{_esc(s.env_name)}</td>'
+        f'<td>{esc(s.machine)}</td><td class="env">{esc(s.env_name)}</td>'
         f'<td class="num">{s.commits}</td><td class="num">{s.benchmarks}</td>'
         f'<td class="num">{s.series}</td><td class="num">{s.failed_points}</td>'
-        f'<td class="date">{_esc(_date(s.first_date))}</td>'
-        f'<td class="date">{_esc(_date(s.last_date))}</td>'
+        f'<td class="date">{esc(_date(s.first_date))}</td>'
+        f'<td class="date">{esc(_date(s.last_date))}</td>'
         "</tr>"
         for s in summaries
     )
@@ -481,31 +483,29 @@ def _events_section(
         bad = event.bad_commit[:hash_length]
         span = f"{event.good_commit[:hash_length]}..{bad}" if event.good_commit else bad
         kinds = ", ".join(k.value for k in event.kinds)
-        broad = (
-            f' <span class="flag broad">broad: {_esc(BROAD_LABEL)}</span>' if event.broad else ""
-        )
+        broad = f' <span class="flag broad">broad: {esc(BROAD_LABEL)}</span>' if event.broad else ""
         series = "".join(
-            f"<li>{_esc(r.key.entry_name)}: {_esc(format_value(r.before, r.unit))} → "
-            f"{_esc(format_value(r.after, r.unit))} {_esc(_ratio(r.ratio))}</li>"
+            f"<li>{esc(r.key.entry_name)}: {esc(format_value(r.before, r.unit))} → "
+            f"{esc(format_value(r.after, r.unit))} {esc(_ratio(r.ratio))}</li>"
             for r in event.regressions[:EVENT_TOP_SERIES]
         )
         rest = len(event.regressions) - EVENT_TOP_SERIES
         more = f'<li class="more">and {rest} more series</li>' if rest > 0 else ""
         command = bisect(event) if bisect is not None else None
         if command:  # the range holds several commits: which one did it
-            more += f'<li class="bisect">which commit: <code>{_esc(command)}</code></li>'
+            more += f'<li class="bisect">which commit: <code>{esc(command)}</code></li>'
         items.append(
             f'<li class="event{" broad" if event.broad else ""}" '
-            f'data-commit="{_esc(event.bad_commit)}">'
-            f'<span class="commit">{_esc(span)}</span> {_esc(_date(event.date))}: '
+            f'data-commit="{esc(event.bad_commit)}">'
+            f'<span class="commit">{esc(span)}</span> {esc(_date(event.date))}: '
             f"{len(event.regressions)} of {event.series_measured} series, up to "
-            f"{_esc(_ratio(event.worst_ratio))} ({_esc(kinds)}), {_esc(event.machine)} / "
-            f'<span class="env">{_esc(event.env_name)}</span>{broad}<ul>{series}{more}</ul></li>'
+            f"{esc(_ratio(event.worst_ratio))} ({esc(kinds)}), {esc(event.machine)} / "
+            f'<span class="env">{esc(event.env_name)}</span>{broad}<ul>{series}{more}</ul></li>'
         )
     changed = "".join(
-        f'<li class="machine-change" data-commit="{_esc(c.commit)}">machine changed at '
-        f"{_esc(c.commit[:hash_length])} ({_esc(c.machine)} / "
-        f'<span class="env">{_esc(c.env_name)}</span>): {c.series} series restarted</li>'
+        f'<li class="machine-change" data-commit="{esc(c.commit)}">machine changed at '
+        f"{esc(c.commit[:hash_length])} ({esc(c.machine)} / "
+        f'<span class="env">{esc(c.env_name)}</span>): {c.series} series restarted</li>'
         for c in changes
     )
     body = f'<ol class="events">{"".join(items)}</ol>' if items else '<p class="none">None.</p>'
@@ -567,16 +567,16 @@ def _unchecked_section(
             hash_length=hash_length,
         )
         reason = (
-            _esc(u.reason)
+            esc(u.reason)
             if u.reason is not None
             else '<span class="none">not kept by this run (jaxbench without checks/)</span>'
         )
         rows.append(
-            f'<tr class="unchecked" data-commit="{_esc(u.commit)}">'
-            f'<td class="bench"><a href="{_esc(url)}">{_esc(u.benchmark)}</a></td>'
-            f"<td>{_esc(shown)}</td>"
-            f'<td>{_esc(u.machine)}<br><span class="env">{_esc(u.env_name)}</span></td>'
-            f'<td class="commit">{_esc(u.commit[:hash_length])}</td>'
+            f'<tr class="unchecked" data-commit="{esc(u.commit)}">'
+            f'<td class="bench"><a href="{esc(url)}">{esc(u.benchmark)}</a></td>'
+            f"<td>{esc(shown)}</td>"
+            f'<td>{esc(u.machine)}<br><span class="env">{esc(u.env_name)}</span></td>'
+            f'<td class="commit">{esc(u.commit[:hash_length])}</td>'
             f'<td class="reason">{reason}</td></tr>'
         )
     if rows:
@@ -617,15 +617,15 @@ def _failure_rows(
             hash_length=hash_length,
         )
         error = (
-            f'<code class="error">{_esc(f.error)}</code>'
+            f'<code class="error">{esc(f.error)}</code>'
             if f.error is not None
             else '<span class="no-error">no error text</span>'
         )
         rows.append(
             f'<tr class="failing{" newly" if f.newly else ""}" '
-            f'data-commit="{_esc(f.since_commit)}">'
-            f'<td class="bench"><a href="{_esc(url)}">{_esc(key.benchmark)}</a></td>'
-            f"<td>{_esc(shown)}</td>"
+            f'data-commit="{esc(f.since_commit)}">'
+            f'<td class="bench"><a href="{esc(url)}">{esc(key.benchmark)}</a></td>'
+            f"<td>{esc(shown)}</td>"
             f'<td class="num">{f.failed_commits} of {f.measured_commits}</td>'
             f"<td>{error}</td></tr>"
         )
@@ -691,21 +691,21 @@ def _failing_section(
             if on
         )
         items.append(
-            f'<li class="{classes}" data-commit="{_esc(group.since_commit)}">'
-            f'<span class="what">{_esc(title)}</span> {_esc(_date(group.date))}: '
-            f"{len(members)} of {group.series_measured} series, {_esc(group.machine)} / "
-            f'<span class="env">{_esc(group.env_name)}</span>'
+            f'<li class="{classes}" data-commit="{esc(group.since_commit)}">'
+            f'<span class="what">{esc(title)}</span> {esc(_date(group.date))}: '
+            f"{len(members)} of {group.series_measured} series, {esc(group.machine)} / "
+            f'<span class="env">{esc(group.env_name)}</span>'
             + (' <span class="flag retired">retired</span>' if group.retired else "")
-            + (f': <span class="cause">{_esc(cause)}</span>' if cause else "")
+            + (f': <span class="cause">{esc(cause)}</span>' if cause else "")
             + f"{body}</li>"
         )
     total, newly, always, retired = failure_counts(groups)
     if items:
         body = f'<ol class="failing">{"".join(items)}</ol>'
         if retired:
-            body += f'<p class="retired-note">{_esc(retired_note(groups))}</p>'
+            body += f'<p class="retired-note">{esc(retired_note(groups))}</p>'
         if no_error:
-            body += f'<p class="no-error-text">{_esc(no_error)}</p>'
+            body += f'<p class="no-error-text">{esc(no_error)}</p>'
     else:
         body = '<p class="none">None: every benchmark has a value at the newest commit.</p>'
     on_retired = f"; {retired} on retired environments, no longer measured" if retired else ""
@@ -769,7 +769,7 @@ def render_regressions_page(
             f'<span class="count">{n_failing}</span></li>'
         )
         + "".join(
-            f'<li><a href="#{sec.anchor}">{_esc(sec.title)}</a> '
+            f'<li><a href="#{sec.anchor}">{esc(sec.title)}</a> '
             f'<span class="count">{len(by_kind.get(sec.kind, []))}</span></li>'
             for sec in KIND_SECTIONS
         )
@@ -791,17 +791,17 @@ def render_regressions_page(
             body = '<p class="none">None flagged.</p>'
         sections.append(
             f'<section id="{sec.anchor}" class="kind kind-{sec.anchor}">'
-            f'<h2>{_esc(sec.title)} <span class="count">{len(found)}</span></h2>'
-            f'<p class="explain">{_esc(sec.explanation)}</p>{body}</section>'
+            f'<h2>{esc(sec.title)} <span class="count">{len(found)}</span></h2>'
+            f'<p class="explain">{esc(sec.explanation)}</p>{body}</section>'
         )
     notes = ""
     if warnings:
-        items = "".join(f"<li>{_esc(w)}</li>" for w in warnings)
+        items = "".join(f"<li>{esc(w)}</li>" for w in warnings)
         notes = (
             f'<section id="warnings"><h2>Results warnings <span class="count">'
             f"{len(warnings)}</span></h2><ul>{items}</ul></section>"
         )
-    title = f"{_esc(project)}: regressions by kind"
+    title = f"{esc(project)}: regressions by kind"
     return (
         '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta http-equiv="Content-Security-Policy" content="default-src \'self\'">\n'
@@ -825,7 +825,7 @@ def render_regressions_page(
         )
         + "</p>\n"
         + (
-            f'<p class="unconfirmed">{_esc(unconfirmed_summary(unconfirmed))} '
+            f'<p class="unconfirmed">{esc(unconfirmed_summary(unconfirmed))} '
             "asv's own regressions list shows every step of its fit.</p>\n"
             if unconfirmed
             else ""

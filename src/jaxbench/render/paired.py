@@ -11,12 +11,11 @@ HTML-escaped. :func:`add_paired_nav` links the page from asv's navigation bar.
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Mapping, Sequence
 
 from jaxbench.analyse.paired_history import ChainPoint, PairedSeries, flagged, gaps
-from jaxbench.render.html import add_nav_link, side_page_head
+from jaxbench.render.html import add_nav_link, esc, side_page_head
 from jaxbench.render.units import format_ratio
 from jaxbench.store.paired import PairedRun
 
@@ -231,10 +230,6 @@ def paired_json(series: Sequence[PairedSeries], runs: Sequence[PairedRun]) -> di
     }
 
 
-def _esc(text: object) -> str:
-    return html.escape(str(text), quote=True)
-
-
 _W, _H, _PAD = 640, 180, 36
 
 
@@ -274,21 +269,21 @@ def _svg(s: PairedSeries, commit_index: Mapping[str, int], hash_length: int) -> 
             label += f"; paired step {_ratio(p.step.ratio)} {_interval(p)}, p {_p(p)}"
         if p.flagged:
             marks.append(
-                f'<rect class="flagged" data-commit="{_esc(p.commit)}" x="{x(i) - 6:.1f}" '
-                f'y="{y(p.value) - 6:.1f}" width="12" height="12"><title>{_esc(label)} '
+                f'<rect class="flagged" data-commit="{esc(p.commit)}" x="{x(i) - 6:.1f}" '
+                f'y="{y(p.value) - 6:.1f}" width="12" height="12"><title>{esc(label)} '
                 "(flagged)</title></rect>"
                 f'<text class="flag-label" x="{x(i) + 8:.1f}" y="{y(p.value) - 8:.1f}">'
-                f"{_esc(p.commit[:hash_length])}</text>"
+                f"{esc(p.commit[:hash_length])}</text>"
             )
         else:
             marks.append(
-                f'<circle class="point" data-commit="{_esc(p.commit)}" cx="{x(i):.1f}" '
-                f'cy="{y(p.value):.1f}" r="3"><title>{_esc(label)}</title></circle>'
+                f'<circle class="point" data-commit="{esc(p.commit)}" cx="{x(i):.1f}" '
+                f'cy="{y(p.value):.1f}" r="3"><title>{esc(label)}</title></circle>'
             )
     one = y(1.0)
     return (
         f'<svg class="paired-graph" viewBox="0 0 {_W} {_H}" width="{_W}" height="{_H}" '
-        f'role="img" aria-label="chained paired ratio of {_esc(s.name)}">'
+        f'role="img" aria-label="chained paired ratio of {esc(s.name)}">'
         f'<line class="unity" x1="{_PAD}" x2="{_W - _PAD}" y1="{one:.1f}" y2="{one:.1f}"/>'
         f'<text class="axis" x="2" y="{one + 4:.1f}">1.00</text>'
         f'<text class="axis" x="2" y="{_PAD - 20}">{_ratio(math.exp(hi))}</text>'
@@ -314,9 +309,9 @@ def render_paired_page(
     ordered = sorted(series, key=lambda s: (not s.flagged, s.env_name, s.name))
     found = flagged(series)
     rows = "".join(
-        f"<tr><td>{_esc(s.name)}</td><td><code>{_esc(p.commit[:hash_length])}</code></td>"
-        f"<td>{_ratio(p.step.ratio if p.step else math.nan)}</td><td>{_esc(_interval(p))}</td>"
-        f"<td>{_esc(_p(p))}</td><td>{_esc(s.env_name)}</td></tr>"
+        f"<tr><td>{esc(s.name)}</td><td><code>{esc(p.commit[:hash_length])}</code></td>"
+        f"<td>{_ratio(p.step.ratio if p.step else math.nan)}</td><td>{esc(_interval(p))}</td>"
+        f"<td>{esc(_p(p))}</td><td>{esc(s.env_name)}</td></tr>"
         for s, p in found
     )
     table = (
@@ -331,9 +326,9 @@ def render_paired_page(
     missing = gaps(runs)
     gap_html = "".join(
         f'<tr class="{"nothing" if g.run.timed_nothing else "partial"}">'
-        f"<td>{_esc(_timed(g.run))}</td><td><code>{_esc(g.run.base_commit[:hash_length])}..."
-        f"{_esc(g.run.head_commit[:hash_length])}</code></td><td>{_esc(g.run.env_name)}</td>"
-        f"<td>{_esc(g.cause)}</td></tr>"
+        f"<td>{esc(_timed(g.run))}</td><td><code>{esc(g.run.base_commit[:hash_length])}..."
+        f"{esc(g.run.head_commit[:hash_length])}</code></td><td>{esc(g.run.env_name)}</td>"
+        f"<td>{esc(g.cause)}</td></tr>"
         for g in missing
     )
     not_timed = (
@@ -346,12 +341,12 @@ def render_paired_page(
         else ""
     )
     graphs = "".join(
-        f'<section class="paired-series" data-benchmark="{_esc(s.name)}" '
-        f'data-env="{_esc(s.env_name)}"><h3>{_esc(s.name)} <small>{_esc(s.env_name)} · '
-        f"{_esc(s.machine)}</small></h3>{_svg(s, index, hash_length)}</section>"
+        f'<section class="paired-series" data-benchmark="{esc(s.name)}" '
+        f'data-env="{esc(s.env_name)}"><h3>{esc(s.name)} <small>{esc(s.env_name)} · '
+        f"{esc(s.machine)}</small></h3>{_svg(s, index, hash_length)}</section>"
         for s in ordered
     )
-    title = f"{_esc(project)}: paired history"
+    title = f"{esc(project)}: paired history"
     return (
         side_page_head(title)
         + f'<p class="lede">{n_pairs} commit pair(s), each commit timed side by side with the '

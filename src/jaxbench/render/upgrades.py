@@ -11,12 +11,11 @@ not change are counted, not listed. No script, same-origin stylesheet only
 from __future__ import annotations
 
 import datetime
-import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from jaxbench.render.env_names import envs_compared
-from jaxbench.render.html import add_nav_link, side_page_head
+from jaxbench.render.html import add_nav_link, esc, side_page_head
 from jaxbench.render.units import format_ratio, format_value
 from jaxbench.store.upgrades import UpgradeRecord
 
@@ -29,10 +28,6 @@ UPGRADES_NAV_ID = "nav-li-jaxbench-upgrades"
 _QUIET = frozenset({"unchanged", "not significant"})
 #: Order of the listed verdicts: what makes the new version worse first.
 _ORDER = ("regression", "changed", "moved, not tested", "inconclusive", "removed", "new")
-
-
-def _esc(text: object) -> str:
-    return html.escape(str(text), quote=True)
 
 
 def _rank(row: Mapping[str, Any]) -> tuple[int, float, str]:
@@ -68,16 +63,16 @@ def _section(record: UpgradeRecord, hash_length: int) -> str:
     when = datetime.datetime.fromtimestamp(record.date / 1000, tz=datetime.UTC)
     body = "".join(
         f'<tr class="{"regression" if r.get("verdict") == "regression" else "other"}">'
-        f"<td>{_esc(_name(r))}</td><td>{_esc(r.get('kind'))}</td>"
-        f"<td>{_esc(format_value(_number(r.get('base')), str(r.get('unit', ''))))}</td>"
-        f"<td>{_esc(format_value(_number(r.get('head')), str(r.get('unit', ''))))}</td>"
-        f"<td>{_esc(format_ratio(_number(r.get('ratio'))))}</td>"
-        f"<td>{_esc(r.get('verdict'))}</td><td>{_esc(_p(r))}</td></tr>"
+        f"<td>{esc(_name(r))}</td><td>{esc(r.get('kind'))}</td>"
+        f"<td>{esc(format_value(_number(r.get('base')), str(r.get('unit', ''))))}</td>"
+        f"<td>{esc(format_value(_number(r.get('head')), str(r.get('unit', ''))))}</td>"
+        f"<td>{esc(format_ratio(_number(r.get('ratio'))))}</td>"
+        f"<td>{esc(r.get('verdict'))}</td><td>{esc(_p(r))}</td></tr>"
         for r in listed
     )
     table = (
         '<table class="regressions"><thead><tr><th>benchmark</th><th>kind</th>'
-        f"<th>{_esc(base)}</th><th>{_esc(head)}</th><th>ratio</th><th>verdict</th>"
+        f"<th>{esc(base)}</th><th>{esc(head)}</th><th>ratio</th><th>verdict</th>"
         f"<th>p</th></tr></thead><tbody>{body}</tbody></table>"
         if listed
         else ""
@@ -85,12 +80,12 @@ def _section(record: UpgradeRecord, hash_length: int) -> str:
     quiet = len(rows) - len(listed)
     verdict = "worse in the new environment" if record.status else "nothing worse"
     return (
-        f'<section class="upgrade" data-commit="{_esc(record.commit)}" '
+        f'<section class="upgrade" data-commit="{esc(record.commit)}" '
         f'data-status="{record.status}">'
-        f"<h2>{_esc(record.title)} at <code>{_esc(record.commit[:hash_length])}</code></h2>"
-        f'<p class="lede">{_esc(verdict)}: {_esc(record.compare.get("summary", ""))} '
-        f"({_esc(base)} is the base, {_esc(head)} the head; measured side by side on "
-        f"{_esc(record.machine)}, {when:%Y-%m-%d %H:%M} UTC)</p>"
+        f"<h2>{esc(record.title)} at <code>{esc(record.commit[:hash_length])}</code></h2>"
+        f'<p class="lede">{esc(verdict)}: {esc(record.compare.get("summary", ""))} '
+        f"({esc(base)} is the base, {esc(head)} the head; measured side by side on "
+        f"{esc(record.machine)}, {when:%Y-%m-%d %H:%M} UTC)</p>"
         f"{table}<p>{quiet} row(s) unchanged or within noise.</p></section>\n"
     )
 
@@ -100,7 +95,7 @@ def render_upgrades_page(
 ) -> str:
     """``jaxbench/upgrades.html``: one section per record, in the order given (newest
     first from :func:`jaxbench.store.upgrades.load_upgrades`)."""
-    title = f"{_esc(project)}: upgrades"
+    title = f"{esc(project)}: upgrades"
     return (
         side_page_head(title)
         + f'<p class="lede">{len(records)} upgrade(s): one commit measured in two environments '

@@ -19,7 +19,13 @@ from pathlib import Path
 from jaxbench.errors import ResultsError
 from jaxbench.store import jsonc
 
-__all__ = ["CONF_NAME", "forks_workers", "read_asv_conf", "thresholds_from_asv_conf"]
+__all__ = [
+    "CONF_NAME",
+    "forks_workers",
+    "read_asv_conf",
+    "results_dir",
+    "thresholds_from_asv_conf",
+]
 
 #: The file asv reads by default, in the directory it runs from.
 CONF_NAME = "asv.conf.json"
@@ -43,6 +49,19 @@ def read_asv_conf(path: Path) -> dict[str, object]:
     if not isinstance(data, dict):
         raise ResultsError(f"{path}: not an asv.conf.json (no JSON object); fix the file")
     return data
+
+
+def results_dir(conf: Mapping[str, object], path: Path) -> Path:
+    """Where asv writes results: ``results_dir`` of the configuration ``conf`` read
+    from ``path``, relative to that file's folder as asv takes it (``results`` when
+    absent).
+
+    Raises :class:`ResultsError` naming the file when the value is not a path.
+    """
+    value = conf.get("results_dir", "results")
+    if not isinstance(value, str) or not value:
+        raise ResultsError(f"{path}: 'results_dir' must be a path, got {value!r}; fix the file")
+    return Path(path).resolve().parent / value
 
 
 def forks_workers(conf: Mapping[str, object]) -> bool:

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jaxbench.errors import ResultsError, UsageError
-from jaxbench.store.asv_conf import CONF_NAME, read_asv_conf
+from jaxbench.store.asv_conf import CONF_NAME, read_asv_conf, results_dir
 from jaxbench.store.fsio import write_bytes_atomic
 
 __all__ = [
@@ -120,8 +120,7 @@ def results_dir_from_environ(environ: Mapping[str, str]) -> Path:
             f"cannot read {conf} to find the results directory ({exc}); "
             "run asv from the directory of asv.conf.json or set JAXBENCH_RESULTS_DIR"
         ) from None
-    results = data.get("results_dir", "results")
-    return conf_dir / str(results)
+    return results_dir(data, conf)
 
 
 def run_dir_from_environ(folder: str, environ: Mapping[str, str]) -> Path | None:
