@@ -21,9 +21,14 @@ from jaxbench.analyse.detect import (
     series_regressions,
     threshold_for,
 )
-from jaxbench.errors import ResultsError
+from jaxbench.errors import ResultsError, UsageError
 from jaxbench.kinds import Kind
-from jaxbench.store.asv_conf import read_asv_conf, results_dir, thresholds_from_asv_conf
+from jaxbench.store.asv_conf import (
+    read_asv_conf,
+    read_project,
+    results_dir,
+    thresholds_from_asv_conf,
+)
 from jaxbench.store.results import History, Point, SeriesKey, load_history
 
 PY36 = "conda-py3.6-ephem3.7.6.0-numba0.36.1-numpy1.12.0-pandas0.22.0-pytables3.6.1-scipy1.2.0"
@@ -358,6 +363,29 @@ def test_results_dir_is_beside_the_configuration_as_asv_takes_it(tmp_path: Path)
     for bad in ("", 3, None):
         with pytest.raises(ResultsError, match=r"asv\.conf\.json: 'results_dir' must be a path"):
             results_dir({"results_dir": bad}, conf)
+
+
+def test_a_project_is_read_from_its_configuration_or_the_working_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    conf = project / "asv.conf.json"
+    conf.write_text('{"version": 1, "results_dir": "out", "benchmark_dir": "suite"}')
+    found = read_project(conf)
+    assert (found.root, found.results) == (project, project / "out")
+    assert found.conf["benchmark_dir"] == "suite"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    missing = elsewhere / "asv.conf.json"
+    with pytest.raises(UsageError, match=r"asv\.conf\.json: no such file; .* give --config"):
+        read_project(missing)
+    default = read_project(missing, required=False)  # asv's defaults, here
+    assert (default.conf, default.root, default.results) == ({}, elsewhere, elsewhere / "results")
+    conf.write_text("[1]")
+    with pytest.raises(ResultsError, match=r"not an asv\.conf\.json"):
+        read_project(conf, required=False)
 
 
 # --- the whole-directory scan, its cache, fitted levels ---

@@ -128,12 +128,7 @@ def run(args: argparse.Namespace) -> int:
     from jaxbench.jobs.first_parent import first_parent_range, subjects
     from jaxbench.lockstep.builds import builds_of
     from jaxbench.render.bisect import format_json, format_text
-    from jaxbench.store.asv_conf import (
-        forks_workers,
-        read_asv_conf,
-        results_dir,
-        thresholds_from_asv_conf,
-    )
+    from jaxbench.store.asv_conf import forks_workers, read_project, thresholds_from_asv_conf
     from jaxbench.store.asv_env import AsvEnv, built_env
 
     if (args.event is None and args.bad is None) or (args.event is not None and args.good):
@@ -146,11 +141,9 @@ def run(args: argparse.Namespace) -> int:
     if args.cpus < 0:
         raise UsageError(f"--cpus must be 0 (no pinning) or more, got {args.cpus}")
     selection = Selection(_patterns(args.bench))
-    if not args.config.is_file():
-        raise UsageError(f"{args.config}: no such file; run in the project, or give --config")
-    conf = read_asv_conf(args.config)
-    repo = args.config.resolve().parent
-    results = args.results or results_dir(conf, args.config)
+    project = read_project(args.config)
+    conf, repo = project.conf, project.root
+    results = args.results or project.results
     event, good, bad, env_name = None, args.good, args.bad, args.env
     left_out: tuple[str, ...] = ()
     if args.event is not None:

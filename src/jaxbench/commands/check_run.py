@@ -64,19 +64,17 @@ def _commits(path: Path | None) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     from jaxbench.jobs.run_check import run_problems
-    from jaxbench.store.asv_conf import read_asv_conf, results_dir
+    from jaxbench.store.asv_conf import read_project
 
-    root = args.config.resolve().parent if args.config.is_file() else Path.cwd()
-    conf = read_asv_conf(args.config) if args.config.is_file() else {}
-    results = results_dir(conf, args.config) if args.config.is_file() else root / "results"
+    project = read_project(args.config, required=False)
     log = args.asv_log if args.asv_log is not None and args.asv_log.is_file() else None
     problems = run_problems(
         asv_log=log,
         asv_status=_status(args.asv_status),
         commits=_commits(args.commits),
-        results=results,
+        results=project.results,
         machine=args.machine,
-        root=root,
+        root=project.root,
     )
     for line in problems:
         print(f"{args.job}: failed: {line}", file=sys.stderr)

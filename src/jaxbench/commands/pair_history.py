@@ -151,11 +151,11 @@ def run(args: argparse.Namespace) -> int:
     )
     from jaxbench.lockstep.builds import builds_of
     from jaxbench.render.paired import pair_history_summary
-    from jaxbench.store.asv_conf import forks_workers, read_asv_conf, results_dir
+    from jaxbench.store.asv_conf import forks_workers, read_project
 
-    repo = args.config.resolve().parent if args.config.is_file() else Path.cwd()
-    conf = read_asv_conf(args.config) if args.config.is_file() else {}
-    results = args.results or (results_dir(conf, args.config) if conf else repo / "results")
+    project = read_project(args.config, required=False)
+    repo, conf = project.root, project.conf
+    results = args.results or project.results
     bench_dir = args.benchmarks or repo / str(conf.get("benchmark_dir", "benchmarks"))
     envs = _envs(args)
     commits = _read_commits(args, repo)

@@ -50,7 +50,7 @@ from jaxbench.jobs.review import (
     resolve,
 )
 from jaxbench.render.text import format_json
-from jaxbench.store.asv_conf import read_asv_conf, results_dir
+from jaxbench.store.asv_conf import read_asv_conf, read_project
 from jaxbench.store.asv_env import AsvEnv, asv_envs, review_env
 from jaxbench.store.checks import read_unchecked
 from jaxbench.store.results import Point, find_commit, load_history
@@ -198,10 +198,6 @@ def changed_packages(base: AsvEnv, head: AsvEnv) -> tuple[tuple[str, str, str], 
     )
 
 
-def _results_dir(config: Path) -> Path:
-    return results_dir(read_asv_conf(config), config)
-
-
 def measure_upgrade(
     commit: str,
     base_env: str,
@@ -247,7 +243,7 @@ def measure_upgrade(
         status=done.status,
         compare=json.loads(format_json(done.report, settings.fail_on)),
     )
-    path = write_upgrade(_results_dir(config), record)
+    path = write_upgrade(read_project(config).results, record)
     return Measured(done, base_name, head_name, full, record.title, path)
 
 

@@ -14,15 +14,18 @@ import math
 import os
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
-from jaxbench.errors import ResultsError
+from jaxbench.errors import ResultsError, UsageError
 from jaxbench.store import jsonc
 
 __all__ = [
     "CONF_NAME",
+    "AsvProject",
     "forks_workers",
     "read_asv_conf",
+    "read_project",
     "results_dir",
     "thresholds_from_asv_conf",
 ]
@@ -62,6 +65,34 @@ def results_dir(conf: Mapping[str, object], path: Path) -> Path:
     if not isinstance(value, str) or not value:
         raise ResultsError(f"{path}: 'results_dir' must be a path, got {value!r}; fix the file")
     return Path(path).resolve().parent / value
+
+
+@dataclass(frozen=True)
+class AsvProject:
+    """An asv project as the commands find it: its configuration, its folder and
+    where asv writes its results."""
+
+    conf: Mapping[str, object]
+    root: Path
+    results: Path
+
+
+def read_project(path: Path, *, required: bool = True) -> AsvProject:
+    """The project whose ``asv.conf.json`` is ``path``.
+
+    A missing file raises :class:`UsageError` naming it; with ``required=False``
+    it is a project in the working folder with asv's defaults instead (no
+    configuration, results in ``results``). Raises :class:`ResultsError` naming
+    the file when it cannot be used.
+    """
+    path = Path(path)
+    if not path.is_file():
+        if required:
+            raise UsageError(f"{path}: no such file; run in the project, or give --config")
+        root = Path.cwd()
+        return AsvProject({}, root, root / "results")
+    conf = read_asv_conf(path)
+    return AsvProject(conf, path.resolve().parent, results_dir(conf, path))
 
 
 def forks_workers(conf: Mapping[str, object]) -> bool:
