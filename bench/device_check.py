@@ -17,7 +17,9 @@ minutes); ``--dry-run`` is the same on the CPU with tiny sizes and few rounds
    head must be flagged.
 
 Prints one table (step, result, seconds, detail) and exits 0 when every step
-did what it should.
+did what it should. ``--steps`` runs some of them (``corpus``, ``report``,
+``ab``: the test runs the two ``ab`` pairs, which time two sides, with the
+machine to itself, and the rest beside other tests).
 """
 
 from __future__ import annotations
@@ -151,11 +153,55 @@ def ab_pair(kind: str, work: Path, env: dict[str, str], args: argparse.Namespace
     return {"ok": flagged == (kind == "planted"), "detail": detail}
 
 
+#: The steps, in order: ``--steps`` runs some of them (a test runs the ``ab`` pairs,
+#: which time two sides, apart from the rest).
+STEPS = ("corpus", "report", "ab")
+
+Row = tuple[str, bool, float, str]
+
+
+def corpus_step(work: Path, env: dict[str, str], args: argparse.Namespace) -> Row:
+    """The corpus through both paths (``bench/corpus_table.py``)."""
+    clock = time.perf_counter()
+    corpus_json = work / "corpus.json"
+    only = ["--only", "eqx_module,optax_step,same_array_twice_donated"] if args.dry_run else []
+    done = _run([sys.executable, str(ROOT / "bench" / "corpus_table.py"), "--json",
+                 str(corpus_json), *only], ROOT, env, 400)  # fmt: skip
+    print(done.stdout, flush=True)
+    rows = json.loads(corpus_json.read_text()) if corpus_json.is_file() else []
+    passed = sum(1 for r in rows if r["passed"])
+    return ("corpus", done.returncode == 0, time.perf_counter() - clock,
+            f"{passed} of {len(rows)} idioms passed both paths")  # fmt: skip
+
+
+def report_step(env: dict[str, str]) -> Row:
+    """``jaxbench report`` of predict."""
+    clock = time.perf_counter()
+    done = _run([str(BIN / "jaxbench"), "report", "--workload", "predict", "--repeats", "5"],
+                ROOT, env, 120)  # fmt: skip
+    detail = done.stderr.strip()[-200:]
+    if done.returncode == 0:
+        data = json.loads(done.stdout)
+        detail = (f"{data['platform']}: warm {data['warm_median_seconds'] * 1e6:.1f} us, "
+                  f"first call {data['first_call_seconds'] * 1e3:.1f} ms, "
+                  f"tolerance used {data['tolerance_used']:.3g}")  # fmt: skip
+    return ("report", done.returncode == 0, time.perf_counter() - clock, detail)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dry-run", action="store_true", help="the CPU, tiny sizes, few rounds")
     parser.add_argument("--json", type=Path, help="also write the table's rows here")
+    parser.add_argument(
+        "--steps",
+        default=",".join(STEPS),
+        help=f"the steps to run, comma-separated (default: all of {','.join(STEPS)})",
+    )
     args = parser.parse_args()
+    steps = [step for step in args.steps.split(",") if step]
+    unknown = sorted(set(steps) - set(STEPS))
+    if unknown or not steps:
+        parser.error(f"--steps: choose from {', '.join(STEPS)}, got {args.steps!r}")
     args.rows = 64 if args.dry_run else 8192
     args.rounds = 2 if args.dry_run else 6
     args.per_round = 10 if args.dry_run else 100
@@ -165,31 +211,15 @@ def main() -> int:
     env["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"
     if args.dry_run:
         env["JAX_PLATFORMS"] = "cpu"
-    table: list[tuple[str, bool, float, str]] = []
+    table: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="jaxbench-device-check-") as tmp:
         work = Path(tmp)
         env.setdefault("HOME", str(work))
-        clock = time.perf_counter()
-        corpus_json = work / "corpus.json"
-        only = ["--only", "eqx_module,optax_step,same_array_twice_donated"] if args.dry_run else []
-        done = _run([sys.executable, str(ROOT / "bench" / "corpus_table.py"), "--json",
-                     str(corpus_json), *only], ROOT, env, 400)  # fmt: skip
-        print(done.stdout, flush=True)
-        rows = json.loads(corpus_json.read_text()) if corpus_json.is_file() else []
-        passed = sum(1 for r in rows if r["passed"])
-        table.append(("corpus", done.returncode == 0, time.perf_counter() - clock,
-                      f"{passed} of {len(rows)} idioms passed both paths"))  # fmt: skip
-        clock = time.perf_counter()
-        done = _run([str(BIN / "jaxbench"), "report", "--workload", "predict", "--repeats", "5"],
-                    ROOT, env, 120)  # fmt: skip
-        detail = done.stderr.strip()[-200:]
-        if done.returncode == 0:
-            data = json.loads(done.stdout)
-            detail = (f"{data['platform']}: warm {data['warm_median_seconds'] * 1e6:.1f} us, "
-                      f"first call {data['first_call_seconds'] * 1e3:.1f} ms, "
-                      f"tolerance used {data['tolerance_used']:.3g}")  # fmt: skip
-        table.append(("report", done.returncode == 0, time.perf_counter() - clock, detail))
-        for kind in ("aa", "planted"):
+        if "corpus" in steps:
+            table.append(corpus_step(work, env, args))
+        if "report" in steps:
+            table.append(report_step(env))
+        for kind in ("aa", "planted") if "ab" in steps else ():
             clock = time.perf_counter()
             try:
                 found = ab_pair(kind, work, env, args)

@@ -552,6 +552,20 @@ def test_the_written_review_passes_an_a_a_pull_request_with_a_matrix_only_packag
         assert said.count("::endgroup::") == 4, said[-3000:]
         assert (tmp_path / "review" / "compare-exit-code").read_text().strip() == "0", comment
         assert "could not compare" not in comment, comment
+        # the tests' one A/A review: no row changed, the warm times tested pair by pair
+        doc = json.loads((adopted.root / ".asv" / "review" / "review.json").read_text("utf-8"))
+        assert [r for r in doc["rows"] if r["category"] is not None] == []
+        changed = [r for r in doc["rows"] if r["verdict"] not in ("unchanged", "not significant")]
+        assert {r["verdict"] for r in changed} <= {"skipped"}, changed
+        warm = [r for r in doc["rows"] if r["benchmark"].endswith(".time_warm")]
+        assert warm
+        assert all("paired t over" in r["reason"] for r in warm), warm
+        assert "paired t over" in comment
+        # the terminal's summary lists no row, the comment every one
+        assert "rows without a change (the comment lists them)" in said, said[-3000:]
+        assert "jaxbench review: done in " in said
+        # the history is left alone: asv's results of the review went to .asv/review
+        assert not (adopted.root / "results" / "gha-pr").exists()
     finally:
         git(adopted.root, "reset", "-q", "--hard", base)
         shutil.rmtree(adopted.root / "results" / "gha-pr", ignore_errors=True)

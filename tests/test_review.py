@@ -2,13 +2,14 @@
 
 One module fixture makes the end-to-end repository (``tests/e2e_repo.py``: c1
 the project, c2 predict does real extra work, c3 README only, c4 a wrong
-answer) and has asv build its environment (``Setup``). Reviewing c2 -> c3
-is an A/A pair (identical code): exit 0, no changed row. Reviewing c1 -> c2
-is a planted regression: exit 1, the warm time and XLA's work flagged. Both
-reviews run in a second module fixture, the machine taken alone once for the
-two; they write the comment and leave the history's results alone. Bad input
-is one line and exit 2. The pure parts (the environment the review picks,
-the terminal's summary) are tested without asv.
+answer) and has asv build its environment (``Setup``). Reviewing c1 -> c2
+is a planted regression: exit 1, the warm time and XLA's work flagged; the
+review runs in a second module fixture, the machine taken alone, writes the
+comment and leaves the history's results alone. Bad input is one line and
+exit 2. The pure parts (the environment the review picks, the terminal's
+summary) are tested without asv. An A/A review (identical code: exit 0, no
+changed row) is the written workflow's, on a package that adopted jaxbench
+(``tests/test_e2e_init.py``): one A/A review in the tests, not two.
 """
 
 from __future__ import annotations
@@ -48,14 +49,12 @@ def _review(repo: E2eRepo, *args: str) -> Review:
 
 
 @dataclass(frozen=True)
-class Reviews:
-    """The A/A review (c2 -> c3), what it left on disk, and the planted one (c1 -> c2)."""
+class Reviewed:
+    """The planted review (c1 -> c2) and what it left on disk."""
 
-    aa: Review
-    aa_comment: str
-    aa_result_files: tuple[str, ...]
-    aa_git_status: str
     planted: Review
+    comment: str
+    result_files: tuple[str, ...]
 
 
 @pytest.fixture(scope="module")
@@ -68,56 +67,37 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> E2eRepo:
 
 
 @pytest.fixture(scope="module")
-def reviews(repo: E2eRepo) -> Reviews:
-    # both reviews time base and head side by side: the machine alone, taken once
-    with machine_alone.alone():
-        aa = _review(repo, repo.commits[1][:7], repo.commits[2])
-        comment = (repo.root / ".asv" / "review" / "comment.md").read_text(encoding="utf-8")
-        files = sorted((repo.root / ".asv" / "review" / "results" / "review").glob("*.json"))
-        status = git(repo.root, "status", "--porcelain")
-        planted = _review(repo, repo.commits[0], repo.commits[1])
-    return Reviews(aa, comment, tuple(f.name for f in files), status, planted)
+def reviewed(repo: E2eRepo) -> Reviewed:
+    with machine_alone.alone():  # it times base and head side by side
+        planted = _review(repo, repo.commits[0][:7], repo.commits[1])
+    comment = (repo.root / ".asv" / "review" / "comment.md").read_text(encoding="utf-8")
+    files = sorted((repo.root / ".asv" / "review" / "results" / "review").glob("*.json"))
+    return Reviewed(planted, comment, tuple(f.name for f in files))
 
 
 @pytest.mark.e2e
-def test_an_a_a_review_passes_with_no_changed_row(reviews: Reviews) -> None:
-    status, out, said, doc = reviews.aa
-    assert status == 0, said[-4000:]
-    flagged = [r for r in doc["rows"] if r["category"] is not None]
-    assert flagged == [], flagged
-    changed = [r for r in doc["rows"] if r["verdict"] not in ("unchanged", "not significant")]
-    assert {r["verdict"] for r in changed} <= {"skipped"}, changed
-    # the terminal's summary lists no row, the comment every one
-    assert "rows without a change (the comment lists them)" in out, out
-    assert "paired t over" in reviews.aa_comment
-    # one step line per step, the time left on each, the whole review's times at the end
-    for number, step in enumerate(("asv run", "first calls", "warm times", "compare"), 1):
-        assert f"jaxbench review: step {number}/4 {step}, " in said
-    assert "jaxbench review: done in " in said
-    # the warm times were tested pair by pair at the samples a round ab took
-    warm = [r for r in doc["rows"] if r["benchmark"].endswith(".time_warm")]
-    assert warm
-    assert all("paired t over" in r["reason"] for r in warm), warm
-
-
-@pytest.mark.e2e
-def test_a_review_leaves_the_history_alone(repo: E2eRepo, reviews: Reviews) -> None:
-    assert not repo.results.exists()  # asv's results went to .asv/review/results
-    files = {name[:8] for name in reviews.aa_result_files}
-    assert files == {repo.commits[1][:8], repo.commits[2][:8], "machine."}
-    assert reviews.aa_git_status == ""  # nothing left beside asv.conf.json
-    assert git(repo.root, "status", "--porcelain") == ""  # nor after the planted review
-
-
-@pytest.mark.e2e
-def test_a_planted_regression_fails_the_review(reviews: Reviews) -> None:
-    status, out, said, doc = reviews.planted
+def test_a_planted_regression_fails_the_review(reviewed: Reviewed) -> None:
+    status, out, said, doc = reviewed.planted
     assert status == 1, said[-4000:]
     categories = {r["category"] for r in doc["rows"]}
     assert {"time", "work"} <= categories, doc["summary"]
     warm = next(r for r in doc["rows"] if r["benchmark"].endswith(".time_warm"))
     assert warm["verdict"] == "regression", warm
+    assert "paired t over" in warm["reason"], warm  # tested at the samples a round ab took
     assert "regression" in out
+    assert "paired t over" in reviewed.comment
+    # one step line per step, the time left on each, the whole review's times at the end
+    for number, step in enumerate(("asv run", "first calls", "warm times", "compare"), 1):
+        assert f"jaxbench review: step {number}/4 {step}, " in said
+    assert "jaxbench review: done in " in said
+
+
+@pytest.mark.e2e
+def test_a_review_leaves_the_history_alone(repo: E2eRepo, reviewed: Reviewed) -> None:
+    assert not repo.results.exists()  # asv's results went to .asv/review/results
+    files = {name[:8] for name in reviewed.result_files}
+    assert files == {repo.commits[0][:8], repo.commits[1][:8], "machine."}
+    assert git(repo.root, "status", "--porcelain") == ""  # nothing left beside asv.conf.json
 
 
 @pytest.mark.e2e
