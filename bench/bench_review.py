@@ -16,17 +16,25 @@ Suites (``--suite``):
 
   - ``aa``: the README changes, the library code is identical (an A/A review);
   - ``warm2``, ``warm3``, ``warm5``: predict does real extra work, sized to
-    make its warm time 2, 3 and 5 % slower: a reduction of ``N`` tanh over a
-    vector built from its input, kept by XLA (``y + 0.0 * extra``). ``N`` is
-    calibrated first, as ``bench_power.py`` calibrates its plant: predict's
-    compiled call timed in this process pinned to one CPU (as the review's
-    lockstep rounds are), alternating batches of base and head calls, the
-    cost of one element measured at a probe size and assumed linear; the
-    slowdown each ``N`` really measured in that loop is printed beside it,
-    and a level whose plant measured outside half to twice its size is left
-    out, with a line that says so (the extra reduction is a kernel of its
-    own: on a quiet 2-core machine its launch alone measured +12 %, so none
-    of the three levels can be planted this way);
+    make its warm time 2, 3 and 5 % slower: a reduction of tanh over a
+    vector built from its input, kept by XLA (``y + 0.0 * extra``). That
+    reduction is a kernel of its own, and launching it costs more than these
+    levels (+12 % measured on a quiet 2-core machine), so the scratch base's
+    predict already runs it over ``BASE_N`` elements and a planted head runs
+    it over ``BASE_N + N``: the two sides differ only in the work done, not in
+    their kernels. ``N`` is calibrated first, as ``bench_power.py``
+    calibrates its plant: predict's compiled call timed in this process
+    pinned to one CPU (as the review's lockstep rounds are), alternating
+    batches of base and head calls, the cost of one element measured at a
+    probe size, each ``N`` corrected once from what it measured (XLA's code
+    is not exactly linear in the length); the slowdown each ``N`` really
+    measured in that loop is printed beside it, and a level whose plant
+    measured outside half to twice its size is left out, with a line that
+    says so. The levels are reviewed on their own (not with the other
+    planted heads, whose base is this project's predict as it is). The +2 %
+    level sits at the review's gate on the paired ratio (1.02,
+    ``--paired-factor``): its estimate passes the gate about half the time,
+    whatever the rounds;
   - ``warm``: three more tanh passes over predict's output (+7 to +9 %);
   - ``compile``: a larger unrolled graph (16 chained tanh steps);
   - ``correctness``: predict's answer 1 % off (past its tolerance);
@@ -75,17 +83,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scratch_repo import JAX, MACHINE, PROJECT, write_project
+from scratch_repo import JAX, MACHINE, PROJECT, XLA_FLAGS, write_project
 
 JAXBENCH = [sys.executable, "-m", "jaxbench"]
 GIT_ID = ["-c", "user.name=b", "-c", "user.email=b@b"]
 
 PREDICT = "def predict(x: Any, w: Any) -> Any:\n    return jnp.tanh(x @ w)\n"
-#: predict with ``N`` more tanh, summed, kept by XLA (``{n}``: calibrated per level).
+#: predict with ``N`` more tanh, summed, kept by XLA (``{n}``: ``BASE_N`` in the base of
+#: the warm-time levels, ``BASE_N`` + the level's calibrated ``N`` in their heads).
 EXTRA_WORK = (
     "def predict(x: Any, w: Any) -> Any:\n"
     "    y = jnp.tanh(x @ w)\n"
-    "    # planted: real extra work, {n} tanh kept by XLA\n"
+    "    # the warm-time levels: {n} tanh kept by XLA\n"
     "    extra = jnp.sum(jnp.tanh(jnp.arange({n}, dtype=x.dtype) * x[0, 0]))\n"
     "    return y + 0.0 * extra\n"
 )
@@ -129,6 +138,12 @@ PLANTS = {
 }
 #: The warm-time levels planted as calibrated extra work.
 LEVELS = {"warm2": 0.02, "warm3": 0.03, "warm5": 0.05}
+#: The extra reduction's elements in the base of the warm-time levels (its kernel on both
+#: sides): large enough that the reduction's own length sets its cost (about 0.5 ns an
+#: element on a 2-core x86 machine), and with room below 32768, past which XLA's CPU
+#: backend splits the reduction into parallel parts (pinned to one CPU, 16000 + 3000
+#: elements measured 47 % slower than 16000 + 1500).
+BASE_N = 16_000
 LEAPFROG = "LEAPFROG = 8\n"
 MCMC_PLANTS = {"leapfrog": "LEAPFROG = 10  # planted: a longer trajectory\n"}
 
@@ -181,9 +196,14 @@ def _commit(root: Path, message: str) -> str:
     return git(root, "rev-parse", "HEAD")
 
 
-def make_project(root: Path) -> str:
-    """The scratch copy of this project; returns the base commit."""
+def make_project(root: Path, predict: str = PREDICT) -> str:
+    """The scratch copy of this project, its predict ``predict``; returns the base commit."""
     write_project(root, "# scratch copy for bench_review.py\n")
+    if predict != PREDICT:
+        path = root / "src" / "jaxbench" / "measure" / "workloads.py"
+        text = path.read_text(encoding="utf-8")
+        assert PREDICT in text, "predict changed: update PREDICT in bench_review.py"
+        path.write_text(text.replace(PREDICT, predict), encoding="utf-8")
     git(root, "init", "-q", "-b", "main")
     return _commit(root, "base")
 
@@ -252,22 +272,38 @@ def slowdown(base: Callable[[], Any], head: Callable[[], Any], rounds: int = 400
 
 
 def calibrate(levels: dict[str, float]) -> dict[str, tuple[int, float]]:
-    """``N`` per level, and the slowdown each measured, pinned to one CPU."""
+    """``N`` per level, and the slowdown each measured, pinned to one CPU.
+
+    predict runs with the review environment's ``XLA_FLAGS``. The cost of one
+    element is measured at a probe size near the levels and
+    assumed linear for a first ``N``; XLA's code for the reduction is not
+    exactly linear in its length, so each level's ``N`` is corrected once in
+    proportion to what the first measured.
+    """
     sys.path.insert(0, str(PROJECT / "src"))
     from jaxbench.lockstep.coordinator import round_cpus
 
+    if "jax" in sys.modules:
+        raise SystemExit("calibrate: jax was imported before XLA_FLAGS could be set")
+    # as in the review's environment: with 4 logical devices predict's call costs more,
+    # so a plant is a smaller share of it (30000 elements: 49 us a call, 29 us without)
+    os.environ["XLA_FLAGS"] = XLA_FLAGS
     cpus = round_cpus(1, 0)
     before = os.sched_getaffinity(0) if cpus else None
     if cpus:
         os.sched_setaffinity(0, set(cpus))
     try:
-        base = _predict_with(0)
-        probe = 200_000
-        slope = max(slowdown(base, _predict_with(probe)), 1e-6) / probe
+        base = _predict_with(BASE_N)
+        probe = BASE_N // 8
+        slope = max(slowdown(base, _predict_with(BASE_N + probe)), 1e-6) / probe
         out = {}
         for name, level in levels.items():
             n = max(1, round(level / slope))
-            out[name] = (n, slowdown(base, _predict_with(n)))
+            measured = slowdown(base, _predict_with(BASE_N + n))
+            if measured > 0:
+                n = max(1, round(n * level / measured))
+                measured = slowdown(base, _predict_with(BASE_N + n))
+            out[name] = (n, measured)
         return out
     finally:
         if before is not None:
@@ -287,10 +323,18 @@ class Review:
     tested: Counter[str] = field(default_factory=Counter)
     summary: str = ""
     said: str = ""
+    #: predict's warm-time rows: (params, paired ratio, verdict)
+    predict: tuple[tuple[str, float, str], ...] = ()
 
 
 def make_head(
-    root: Path, base: str, suite: str, kind: str, index: int, plants: dict[str, str]
+    root: Path,
+    base: str,
+    suite: str,
+    kind: str,
+    index: int,
+    plants: dict[str, str],
+    base_predict: str = PREDICT,
 ) -> str:
     git(root, "checkout", "-q", "--detach", base)
     if kind == "aa":
@@ -304,8 +348,8 @@ def make_head(
     else:
         path = root / "src" / "jaxbench" / "measure" / "workloads.py"
         text = path.read_text(encoding="utf-8")
-        assert PREDICT in text, "predict changed: update PREDICT in bench_review.py"
-        path.write_text(text.replace(PREDICT, plants[kind]), encoding="utf-8")
+        assert base_predict in text, "predict changed: update PREDICT in bench_review.py"
+        path.write_text(text.replace(base_predict, plants[kind]), encoding="utf-8")
     return _commit(root, f"{kind} {index}")
 
 
@@ -324,6 +368,11 @@ def review(root: Path, base: str, head: str, kind: str, args: argparse.Namespace
     doc: dict[str, Any] = json.loads((work / "review.json").read_text(encoding="utf-8"))
     steps = json.loads((work / "steps.json").read_text(encoding="utf-8"))
     out = Review(kind, done.returncode, wall, steps, summary=doc["summary"], said=done.stderr)
+    out.predict = tuple(
+        (",".join(row["params"]), float(row["ratio"]), str(row["verdict"]))
+        for row in doc["rows"]
+        if row["benchmark"] == "workloads.Predict.time_warm" and row["ratio"] is not None
+    )
     for row in doc["rows"]:
         if row["p_value"] is not None:
             out.tested[row["kind"]] += 1
@@ -359,15 +408,21 @@ def report(reviews: list[Review], levels: dict[str, tuple[int, float]], budget: 
     by_level = [(name, [r for r in reviews if r.kind == name]) for name in LEVELS]
     if any(found for _, found in by_level):
         print(
-            "\n| planted warm time | N tanh | in the pinned loop "
+            "\n| planted warm time | N more tanh | in the pinned loop "
+            "| Predict.time_warm's paired ratios in the reviews (median) "
             "| found (exit 1, a warm-time row) |"
         )
-        print("|---|---|---|---|")
+        print("|---|---|---|---|---|")
         for name, found in by_level:
             if found:
                 n, measured = levels[name]
                 hits = sum(caught(r) for r in found)
-                print(f"| +{LEVELS[name]:.0%} | {n} | {measured:+.1%} | {hits} of {len(found)} |")
+                ratios = [ratio for r in found for _, ratio, _ in r.predict]
+                median = f"{statistics.median(ratios):.3f}x" if ratios else "no row"
+                print(
+                    f"| +{LEVELS[name]:.0%} | {n} | {measured:+.1%} | {median} "
+                    f"| {hits} of {len(found)} |"
+                )
     others = [r for r in reviews if r.kind != "aa" and r.kind not in LEVELS]
     if others:
         print("\n| planted head | caught (exit 1, its kind flagged) | flagged rows |")
@@ -430,6 +485,11 @@ def main() -> None:
     levels: dict[str, tuple[int, float]] = {}
     plants = dict(PLANTS)
     wanted_levels = {k: LEVELS[k] for k in planted if k in LEVELS}
+    if wanted_levels and len(wanted_levels) < len(planted):
+        raise SystemExit(
+            "--planted: review the warm-time levels on their own (their base runs predict's "
+            "extra reduction; the other heads plant on this project's predict)"
+        )
     if wanted_levels:
         levels = calibrate(wanted_levels)
         for name, (n, measured) in list(levels.items()):
@@ -446,11 +506,12 @@ def main() -> None:
                 del levels[name]
                 planted.remove(name)
                 continue
-            plants[name] = EXTRA_WORK.format(n=n)
+            plants[name] = EXTRA_WORK.format(n=BASE_N + n)
             print(f"calibrated {name}: {n} tanh, {measured:+.1%} in the pinned loop", flush=True)
         if not planted and not args.aa:
             raise SystemExit("nothing left to review: every planted level was left out")
-    base = make_mcmc(root) if args.suite == "mcmc" else make_project(root)
+    base_predict = EXTRA_WORK.format(n=BASE_N) if wanted_levels else PREDICT
+    base = make_mcmc(root) if args.suite == "mcmc" else make_project(root, base_predict)
     print(f"setup: {time.perf_counter() - clock:.0f} s; suite {args.suite}", flush=True)
     print(f"settings: jaxbench review's (ReviewSettings), --budget {args.budget}", flush=True)
 
@@ -461,16 +522,17 @@ def main() -> None:
     for i in range(max(args.aa, args.repeat_planted)):
         order += ["aa"] * (i < args.aa) + planted * (i < args.repeat_planted)
     for index, kind in enumerate(order):
-        head = make_head(root, base, args.suite, kind, index, plants)
+        head = make_head(root, base, args.suite, kind, index, plants, base_predict)
         found = review(root, base, head, kind, args)
         reviews.append(found)
         flagged = ", ".join(f"{n} {k}" for k, n in sorted(found.flagged.items())) or "none"
         verdict = ""
         if kind != "aa":
             verdict = f"{'caught' if caught(found) else 'NOT caught'} by {EXPECTED[kind]}, "
+        predict = ", ".join(f"({p}) {r:.3f}x {v}" for p, r, v in found.predict)
         print(
             f"review {index + 1} ({kind}): exit {found.status}, {verdict}flagged {flagged}; "
-            f"{_line(found)}; {found.summary}",
+            f"{_line(found)}; {found.summary}; Predict.time_warm {predict or 'no row'}",
             flush=True,
         )
     report(reviews, levels, budget)
