@@ -4,8 +4,8 @@ A throw-away git repository holds ``src/``, ``pyproject.toml`` and
 ``benchmarks/programs.py`` with its golden file, and an ``asv.conf.json`` of
 one environment (jax 0.10.2 with optax and equinox pinned as in the
 project's matrix). Two commits (the project; a README-only change) are run
-by asv (``--quick``: each benchmark once, its result kept; asv's whole
-timing loop is the other end-to-end tests'); every benchmark of the programs
+by asv in one round (``-a rounds=1``, samples recorded: asv's default two
+rounds are the other end-to-end tests'); every benchmark of the programs
 suite must be measured (skipped only where the CPU reports no device
 memory), none failed; then ``jaxbench compare`` reads the two runs.
 """
@@ -67,11 +67,8 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
     hashes.parent.mkdir()
     hashes.write_text("\n".join(commits) + "\n", encoding="utf-8")
     asv(root, ["machine", "--yes", "--machine", MACHINE], timeout=120)
-    asv(
-        root,
-        ["run", "--machine", MACHINE, "--quick", "--show-stderr", f"HASHFILE:{hashes}"],
-        timeout=1500,
-    )
+    run = ["run", "--machine", MACHINE, "--record-samples", "-a", "rounds=1", "--show-stderr"]
+    asv(root, [*run, f"HASHFILE:{hashes}"], timeout=1500)
     return root, commits
 
 
