@@ -196,14 +196,19 @@ def _commit(root: Path, message: str) -> str:
     return git(root, "rev-parse", "HEAD")
 
 
+def _replace_predict(root: Path, old: str, new: str) -> None:
+    """The scratch copy's predict, ``old``, becomes ``new``."""
+    path = root / "src" / "jaxbench" / "measure" / "workloads.py"
+    text = path.read_text(encoding="utf-8")
+    assert old in text, "predict changed: update PREDICT in bench_review.py"
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
 def make_project(root: Path, predict: str = PREDICT) -> str:
     """The scratch copy of this project, its predict ``predict``; returns the base commit."""
     write_project(root, "# scratch copy for bench_review.py\n")
     if predict != PREDICT:
-        path = root / "src" / "jaxbench" / "measure" / "workloads.py"
-        text = path.read_text(encoding="utf-8")
-        assert PREDICT in text, "predict changed: update PREDICT in bench_review.py"
-        path.write_text(text.replace(PREDICT, predict), encoding="utf-8")
+        _replace_predict(root, PREDICT, predict)
     git(root, "init", "-q", "-b", "main")
     return _commit(root, "base")
 
@@ -346,10 +351,7 @@ def make_head(
         assert LEAPFROG in text, "tinymcmc changed: update LEAPFROG in bench_review.py"
         path.write_text(text.replace(LEAPFROG, MCMC_PLANTS[kind]), encoding="utf-8")
     else:
-        path = root / "src" / "jaxbench" / "measure" / "workloads.py"
-        text = path.read_text(encoding="utf-8")
-        assert base_predict in text, "predict changed: update PREDICT in bench_review.py"
-        path.write_text(text.replace(base_predict, plants[kind]), encoding="utf-8")
+        _replace_predict(root, base_predict, plants[kind])
     return _commit(root, f"{kind} {index}")
 
 
