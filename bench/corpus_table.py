@@ -113,7 +113,9 @@ def run(only: list[str], repeats: int) -> list[dict[str, Any]]:
 
     names = [*idioms.IDIOMS, *idioms.FAILS]
     names = [n for n in names if not only or n in only]
-    cache = _figures_cache()
+    # the suite's setup_cache measures every idiom's figures (about 20 s on 2 CPUs); a
+    # few idioms (--only) look theirs up in an empty cache, which measures each here
+    cache = _figures_cache() if not only else {}
     rows = []
     for name in names:
         report = _report(name, repeats)

@@ -54,7 +54,7 @@ import test_browser
 
 #: A measured upgrade of the tests' size: its rounds bend to it (the steps are as a real
 #: upgrade's).
-BUDGET = "60s"
+BUDGET = "30s"
 
 OLD, NEW = "virtualenv-py3.11-jax0.9.2", "virtualenv-py3.11-jax0.10.2"
 FAST, SLOW = "workloads.Scan.time_warm", "workloads.Step.time_warm"
