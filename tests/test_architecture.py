@@ -31,6 +31,7 @@ NO_JAX = (
     "scaffold",
     "lockstep/coordinator.py",
     "lockstep/first_call.py",
+    "lockstep/quiet.py",
     "commands",
 )
 #: Run as scripts by a benchmarked environment's Python: stdlib and asv_runner only.

@@ -554,10 +554,10 @@ def test_a_planted_history_names_the_warm_and_the_first_call_commit(
 ) -> None:
     """The issue's "done when": 17 commits, +20 % warm time at one, +50 % first call at
     another: both named, in at most ceil(log2 16) + 2 = 6 side-by-side steps. Each step
-    times two commits side by side: the machine to this test alone (machine_alone), as
-    a review's test takes it (with the other test process compiling beside it, an
-    undecided look cost two extra steps)."""
-    with machine_alone.alone():
+    times two commits side by side with the machine to itself (the test hands the run's
+    lock to bisect: machine_alone.handed_over), as a review's test does (with the other
+    test process compiling beside it, an undecided look cost two extra steps)."""
+    with machine_alone.handed_over():  # each step alone while it times
         status, doc, stderr, seconds = bench_bisect.bisect(planted)
     assert status == 0, stderr
     assert bench_bisect.named(doc) == {
@@ -579,7 +579,7 @@ def test_a_planted_history_names_the_warm_and_the_first_call_commit(
 @pytest.mark.slow
 def test_a_range_of_identical_code_has_no_single_step(planted: bench_bisect.Planted) -> None:
     same = bench_bisect.Planted(planted.root, planted.commits[:WARM_AT], None, None)
-    with machine_alone.alone():
+    with machine_alone.handed_over():  # each step alone while it times
         done = _cli(
             "bisect", same.commits[0], same.commits[-1], "--python", sys.executable,
             "--env", bench_bisect.ENV, cwd=planted.root,
@@ -612,7 +612,7 @@ def test_the_listing_prints_the_bisect_command_of_a_range_and_it_runs(
     assert len(hints) == 1, listing.stdout
     command = hints[0].split("which commit: ", 1)[1].split()
     assert command[:4] == ["jaxbench", "bisect", "--event", planted.commits[13][:12]]
-    with machine_alone.alone():
+    with machine_alone.handed_over():  # each step alone while it times
         done = _cli(*command[1:], "--python", sys.executable, "--format", "json", cwd=planted.root)
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)

@@ -43,7 +43,7 @@ def test_the_device_check_dry_run_prints_its_table(tmp_path: Path) -> None:
     """The script's steps in two runs: the two ``ab`` pairs, which assert verdicts of
     two sides timed side by side, with the machine alone; the rest beside other tests."""
     _, first = _dry_run(tmp_path, "corpus,report")
-    with machine_alone.alone():  # its A/A and planted pairs assert verdicts
+    with machine_alone.handed_over():  # its pairs' verdicts: alone while ab times them
         done, second = _dry_run(tmp_path, "ab")
     steps = {row["step"]: row for row in first + second}
     assert list(steps) == ["corpus", "report", "ab aa", "ab planted"]

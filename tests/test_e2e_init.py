@@ -476,7 +476,8 @@ def run_review_steps(root: Path, base: str, head: str, scratch: Path) -> list[tu
     )
     outputs: dict[str, dict[str, str]] = {}
     done: list[tuple[str, int, str]] = []
-    with machine_alone.alone():  # it times base and head side by side
+    # the review times base and head side by side: alone while it times, not while asv runs
+    with machine_alone.handed_over():
         _run_steps(root, job["steps"], env, outputs, done, scratch)
     return done
 

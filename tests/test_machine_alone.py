@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import machine_alone
+from jaxbench.lockstep.quiet import QUIET_LOCK
 
 HERE = Path(__file__).resolve().parent
 
@@ -21,6 +22,7 @@ HOLDER = """
 import pathlib, sys, time
 sys.path.insert(0, {here!r})
 import machine_alone
+from jaxbench.lockstep.quiet import QUIET_LOCK
 mode, said, release = sys.argv[1], pathlib.Path(sys.argv[2]), pathlib.Path(sys.argv[3])
 with getattr(machine_alone, mode)():
     said.write_text("in")
@@ -108,6 +110,55 @@ def test_two_that_want_it_alone_from_inside_their_tests_take_turns(
     assert _entered(tmp_path, other, 30)
     (tmp_path / f"{other}.release").touch()
     assert [proc.wait(timeout=30) for proc in started] == [0, 0]
+
+
+#: A jaxbench command's stand-in: times (holds $JAXBENCH_QUIET_LOCK) until told to stop.
+TIMING = """
+import pathlib, sys, time
+from jaxbench.lockstep.quiet import quiet
+said, release = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+with quiet():
+    said.write_text("in")
+    while not release.exists():
+        time.sleep(0.01)
+"""
+
+
+def test_a_handed_over_command_builds_beside_other_tests_and_times_alone(
+    started: list[subprocess.Popen[str]], tmp_path: Path
+) -> None:
+    """A test that hands the lock to its command (a review): the command starts while
+    another test runs (asv builds), then times only once that test is done, and no new
+    test starts until it has timed."""
+    timing = str(tmp_path / "timing.in")
+    handing = (
+        HOLDER.format(here=str(HERE))
+        .replace(
+            "with getattr(machine_alone, mode)():",
+            "with machine_alone.shared(), machine_alone.handed_over():",
+        )
+        .replace(
+            "    while not release.exists():\n        time.sleep(0.01)\n",
+            "    import subprocess\n"
+            f"    subprocess.run([sys.executable, '-c', {TIMING!r}, {timing!r}, str(release)],"
+            " check=True)\n",
+        )
+    )
+    release_reader = _start(started, tmp_path, "shared", "reader")
+    assert _entered(tmp_path, "reader", 30)
+    release_command = _start(started, tmp_path, "alone", "command", handing)
+    assert _entered(tmp_path, "command", 30)  # beside the other test: not timing yet
+    assert not _entered(tmp_path, "timing", 1)  # it times only with the machine alone
+    release_late = _start(started, tmp_path, "shared", "late")
+    assert not _entered(tmp_path, "late", 1)  # the turnstile: no new test while it waits
+    release_reader.touch()
+    assert _entered(tmp_path, "timing", 30)
+    assert not _entered(tmp_path, "late", 1)  # alone while it times
+    release_command.touch()
+    assert _entered(tmp_path, "late", 30)
+    release_late.touch()
+    assert [proc.wait(timeout=30) for proc in started] == [0, 0, 0]
+    assert QUIET_LOCK not in os.environ
 
 
 def _first_in(tmp_path: Path, names: tuple[str, ...]) -> str:

@@ -68,7 +68,8 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> E2eRepo:
 
 @pytest.fixture(scope="module")
 def reviewed(repo: E2eRepo) -> Reviewed:
-    with machine_alone.alone():  # it times base and head side by side
+    # it times base and head side by side: alone while it times, beside other tests before
+    with machine_alone.handed_over():
         planted = _review(repo, repo.commits[0][:7], repo.commits[1])
     comment = (repo.root / ".asv" / "review" / "comment.md").read_text(encoding="utf-8")
     files = sorted((repo.root / ".asv" / "review" / "results" / "review").glob("*.json"))

@@ -70,6 +70,11 @@ def _build_parser(argv: Sequence[str]) -> _Parser:
     parser = _Parser(
         prog="jaxbench",
         description="Benchmark-regression tracking for JAX code, built on asv.",
+        epilog=(
+            "environment: JAXBENCH_QUIET_LOCK=FILE on a machine that several jobs share: "
+            "jaxbench holds FILE alone while it times two sides, other work holds it "
+            "shared (flock -s FILE COMMAND); see the guide's Machines page"
+        ),
     )
     parser.add_argument("--version", action="version", version=f"jaxbench {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)

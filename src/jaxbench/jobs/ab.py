@@ -49,6 +49,7 @@ from jaxbench.lockstep.coordinator import (
     run_lockstep_suite,
 )
 from jaxbench.lockstep.listing import items_of, selected
+from jaxbench.lockstep.quiet import timed_quietly
 from jaxbench.render.progress import Progress
 from jaxbench.store.asv_results import load_or_new, save_atomic
 from jaxbench.store.machine import probe, write_machine
@@ -160,6 +161,7 @@ def _benchmark_result(outcomes: list[SideResult]) -> Any:
     )
 
 
+@timed_quietly  # the rounds hold $JAXBENCH_QUIET_LOCK, the wait moves the deadline
 def time_side_by_side(
     sides: Sides,
     *,

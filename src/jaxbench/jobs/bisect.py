@@ -78,6 +78,7 @@ from jaxbench.lockstep.coordinator import (
 )
 from jaxbench.lockstep.first_call import FirstCalls, measure_first_calls
 from jaxbench.lockstep.listing import items_of, param_values
+from jaxbench.lockstep.quiet import timed_quietly
 from jaxbench.render.bisect import step_line
 from jaxbench.store.asv_env import AsvEnv
 
@@ -299,6 +300,7 @@ def _undecided_judged(targets: Sequence[Target], reason: str) -> tuple[Judged, .
     return tuple(Judged(t, Call.UNDECIDED, reason) for t in targets)
 
 
+@timed_quietly  # the step holds $JAXBENCH_QUIET_LOCK
 def measure_step(
     place: Workplace,
     commits: Sequence[str],

@@ -40,6 +40,7 @@ from jaxbench.errors import UsageError
 from jaxbench.jobs.sides import Sides
 from jaxbench.kinds import COMPILE_TRACKS, WORKLOAD_MEMORY_TRACKS
 from jaxbench.lockstep.first_call import FirstCalls, measure_first_calls
+from jaxbench.lockstep.quiet import timed_quietly
 from jaxbench.render.progress import Progress
 from jaxbench.store.asv_results import load_or_new, save_atomic
 
@@ -195,6 +196,7 @@ def _check(settings: FirstCallSettings) -> None:
         )
 
 
+@timed_quietly  # the rounds hold $JAXBENCH_QUIET_LOCK, the wait moves the deadline
 def measure_side_by_side(
     sides: Sides,
     *,

@@ -54,6 +54,7 @@ from jaxbench.lockstep.coordinator import (
     run_lockstep_suite,
 )
 from jaxbench.lockstep.listing import items_of, param_values, selected
+from jaxbench.lockstep.quiet import quiet
 from jaxbench.render.paired import pair_line, untimed_lines
 from jaxbench.render.progress import Progress
 from jaxbench.store.asv_env import AsvEnv
@@ -334,23 +335,24 @@ def _one_pair(
             looked_again.append(i)
         return wanted
 
-    clock = time.perf_counter()
     try:
-        outcomes = run_lockstep_suite(
-            *sides,
-            items,
-            rounds=settings.rounds,
-            per_round=settings.per_round,
-            cpus=settings.cpus,
-            together=True,
-            parallel=settings.parallel or concurrent_rounds(settings.cpus),
-            progress=progress,
-            more_rounds=settings.second_look,
-            more=more,
-        )
+        with quiet():  # the pair's rounds hold $JAXBENCH_QUIET_LOCK, not its wait for it
+            clock = time.perf_counter()
+            outcomes = run_lockstep_suite(
+                *sides,
+                items,
+                rounds=settings.rounds,
+                per_round=settings.per_round,
+                cpus=settings.cpus,
+                together=True,
+                parallel=settings.parallel or concurrent_rounds(settings.cpus),
+                progress=progress,
+                more_rounds=settings.second_look,
+                more=more,
+            )
+            took = time.perf_counter() - clock
     except JaxbenchError as exc:
         return _failed(pair, settings, str(exc))
-    took = time.perf_counter() - clock
     # What the pair spent inside the timed calls (both sides, every round): the
     # rest of ``took`` is starting processes, compiling, checking answers, warming up.
     timed = sum(sum(side.samples) * side.number for outcome in outcomes for side in outcome)
