@@ -141,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
     if args.cpus < 0:
         raise UsageError(f"--cpus must be 0 (no pinning) or more, got {args.cpus}")
     selection = Selection(_patterns(args.bench))
-    project = read_project(args.config)
+    project = read_project(args.config, job="jaxbench bisect")
     conf, repo = project.conf, project.root
     results = args.results or project.results
     event, good, bad, env_name = None, args.good, args.bad, args.env

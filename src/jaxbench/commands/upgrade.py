@@ -40,7 +40,7 @@ from jaxbench.commands import (
 )
 from jaxbench.errors import UsageError
 from jaxbench.jobs.compare import render
-from jaxbench.jobs.review import ReviewPlace, ReviewSettings, check_config
+from jaxbench.jobs.review import ReviewPlace, ReviewSettings
 from jaxbench.jobs.upgrade import (
     JOB,
     NothingToCompare,
@@ -49,6 +49,7 @@ from jaxbench.jobs.upgrade import (
     parse_pin,
     pinned_matrix,
 )
+from jaxbench.store.asv_conf import read_project
 
 __all__ = ["HELP", "add_arguments", "run"]
 
@@ -166,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
     if args.head is None:
         measured = measure_upgrade(commit, args.base_env, args.head_env, place, settings, say=say)
     else:
-        check_config(args.config, JOB)
+        read_project(args.config, job=JOB)
         head = parse_pin(args.head, "--head")
         base = None if args.base is None else parse_pin(args.base, "--base")
         try:

@@ -67,7 +67,7 @@ from jaxbench.lockstep.quiet import QUIET_LOCK, quiet
 from jaxbench.render.hlo_diff import format_markdown as hlo_markdown
 from jaxbench.render.progress import done_line, format_duration, step_line
 from jaxbench.render.text import format_changes
-from jaxbench.store.asv_conf import read_asv_conf
+from jaxbench.store.asv_conf import read_asv_conf, read_project
 from jaxbench.store.asv_env import AsvEnv, asv_envs, built_env, review_env
 from jaxbench.store.asv_log import read_suite_failure
 from jaxbench.store.fsio import write_text_atomic
@@ -81,7 +81,6 @@ __all__ = [
     "ReviewPlace",
     "ReviewSettings",
     "Subject",
-    "check_config",
     "measure_and_compare",
     "resolve",
     "review",
@@ -182,16 +181,6 @@ class ReviewDone:
     comment: Path
     steps: tuple[tuple[str, float], ...]
     seconds: float
-
-
-def check_config(config: Path, job: str) -> Path:
-    """The folder of ``config``, an asv configuration that must exist (``job`` runs there)."""
-    if not config.is_file():
-        raise UsageError(
-            f"{config}: no such file; run {job} where asv.conf.json is "
-            "(jaxbench init writes one), or give --config"
-        )
-    return config.resolve().parent
 
 
 def resolve(root: Path, what: str, text: str) -> str:
@@ -417,7 +406,7 @@ def review(
 ) -> ReviewDone:
     """Review ``head`` against ``base`` (anything git resolves); see the module docstring."""
     config = place.config
-    root = check_config(config, JOB)
+    root = read_project(config, job=JOB).root
     commits = (resolve(root, "BASE", base), resolve(root, "HEAD", head))
     if commits[0] == commits[1]:
         raise UsageError(f"BASE and HEAD are the same commit ({commits[0][:8]}); give two")

@@ -45,7 +45,6 @@ from jaxbench.jobs.review import (
     ReviewPlace,
     ReviewSettings,
     Subject,
-    check_config,
     measure_and_compare,
     resolve,
 )
@@ -212,7 +211,7 @@ def measure_upgrade(
 
     The environments are named in full or by a part only one has (``jax0.9.2``)."""
     config = place.config
-    full = resolve(check_config(config, JOB), "COMMIT", commit)
+    full = resolve(read_project(config, job=JOB).root, "COMMIT", commit)
     envs = {e.name: e for e in asv_envs(config)}
     where = f"{config.name}'s matrix"
     base_name = pick_env(list(envs), base_env, "--base-env", where)
@@ -243,7 +242,7 @@ def measure_upgrade(
         status=done.status,
         compare=json.loads(format_json(done.report, settings.fail_on)),
     )
-    path = write_upgrade(read_project(config).results, record)
+    path = write_upgrade(read_project(config, job=JOB).results, record)
     return Measured(done, base_name, head_name, full, record.title, path)
 
 

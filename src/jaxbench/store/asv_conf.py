@@ -77,18 +77,22 @@ class AsvProject:
     results: Path
 
 
-def read_project(path: Path, *, required: bool = True) -> AsvProject:
+def read_project(path: Path, *, required: bool = True, job: str = "jaxbench") -> AsvProject:
     """The project whose ``asv.conf.json`` is ``path``.
 
-    A missing file raises :class:`UsageError` naming it; with ``required=False``
-    it is a project in the working folder with asv's defaults instead (no
-    configuration, results in ``results``). Raises :class:`ResultsError` naming
-    the file when it cannot be used.
+    A missing file raises :class:`UsageError` naming it and ``job`` (the command
+    that needs it); with ``required=False`` it is a project in the working
+    folder with asv's defaults instead (no configuration, results in
+    ``results``). Raises :class:`ResultsError` naming the file when it cannot
+    be used.
     """
     path = Path(path)
     if not path.is_file():
         if required:
-            raise UsageError(f"{path}: no such file; run in the project, or give --config")
+            raise UsageError(
+                f"{path}: no such file; run {job} where asv.conf.json is "
+                "(jaxbench init writes one), or give --config"
+            )
         root = Path.cwd()
         return AsvProject({}, root, root / "results")
     conf = read_asv_conf(path)
