@@ -20,6 +20,7 @@ Standard library only; never jax.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import fcntl
 import functools
@@ -65,8 +66,21 @@ class FileLock:
             fcntl.flock(self._turnstile, fcntl.LOCK_UN)
         self.held = mode
 
+    def close(self) -> None:
+        """Let go of the lock and close its files."""
+        self.held = fcntl.LOCK_UN
+        self._main.close()  # closing the file releases its flock
+        self._turnstile.close()
+
 
 _locks: dict[str, FileLock] = {}
+
+
+@atexit.register
+def _close_all() -> None:
+    for lock in _locks.values():
+        lock.close()
+    _locks.clear()
 
 
 def file_lock(named: str) -> FileLock:
