@@ -234,6 +234,24 @@ version_file = "scmsampler/_version.py"
         },
         ("flat-scm-sampler", "scmsampler", "flat", "setuptools.build_meta"),
     ),
+    # flat layout, hatchling finding the package named after the project, a static version
+    "flat-hatchling": Shape(
+        {
+            "pyproject.toml": """\
+[build-system]
+requires = ["hatchling"]
+build-backend = "hatchling.build"
+
+[project]
+name = "flatjax"
+version = "0.2.0"
+dependencies = ["jax"]
+""",
+            "flatjax/__init__.py": _DOUBLE,
+            **_TESTS,
+        },
+        ("flatjax", "flatjax", "flat", "hatchling.build"),
+    ),
     # hatchling and hatch-vcs, the wheel's package named in hatch's settings
     "hatch-vcs": Shape(
         {

@@ -50,6 +50,7 @@ class History:
 HISTORIES: tuple[History, ...] = (
     History("src-setuptools", "src-setuptools"),
     History("flat-setuptools-scm", "flat-setuptools-scm", commits=5, clone_without_tags=True),
+    History("flat-hatchling", "flat-hatchling"),
     History("hatch-vcs", "hatch-vcs"),
     History("flit-dynamic-version", "flit-dynamic-version"),
     History("pdm-backend", "pdm-backend"),

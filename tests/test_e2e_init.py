@@ -15,9 +15,8 @@ wrote is edited. The tests then use ``jaxbench compare``, ``regressions``,
 headless Chromium, and run the written pr-bench.yml's own steps on an A/A
 pull request (head = base + an empty commit).
 
-A second package (``flatjax``: flat layout, hatchling) gets its own
-``jaxbench init`` and a quick ``asv run`` that builds, installs and runs the
-starter's warm time once.
+Other project shapes (a flat layout with hatchling among them) adopt
+jaxbench end to end in the shapes tier (tests/test_shapes.py).
 """
 
 from __future__ import annotations
@@ -36,8 +35,8 @@ import pytest
 from asv.results import Results
 
 import machine_alone
-from e2e_repo import ASV_BIN, MACHINE, asv, asv_environ
-from init_repo import LAYER_SUITE, Repo, make_flat_package, make_src_package
+from e2e_repo import ASV_BIN, MACHINE, asv_environ
+from init_repo import LAYER_SUITE, Repo, make_src_package
 from served import served
 from test_workflows import run_actionlint, run_zizmor
 
@@ -396,38 +395,6 @@ def test_the_written_workflows_pass_actionlint_and_zizmor(adopted: Adopted) -> N
     audited = run_zizmor(workflows)
     assert audited.returncode == 0, audited.stdout + audited.stderr
     assert json.loads(audited.stdout) == []
-
-
-# --- a flat layout with another build backend -----------------------------------------------
-
-
-# In this module, though it needs no `adopted`: both build jaxbench's wheel from this
-# checkout (init's `jaxbench @ file://` requirement), and two builds at once collide in
-# its build/ folder. A parallel run (--dist loadfile) keeps a module on one worker.
-def test_a_flat_hatchling_package_builds_installs_and_runs(tmp_path: Path) -> None:
-    repo = make_flat_package(tmp_path / "flatjax")
-    done = jaxbench(repo.root, "init", "--jax", JAX)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "flatjax (flat layout, hatchling.build)" in done.stdout
-    asv(repo.root, ["machine", "--yes", "--machine", MACHINE], timeout=120)
-    run = asv(
-        repo.root,
-        [
-            "run",
-            "--quick",
-            "--dry-run",
-            "--show-stderr",
-            "--machine",
-            MACHINE,
-            "-b",
-            r"starter\.Starter\.time_warm",
-            "HEAD^!",
-        ],
-        timeout=RUN_TIMEOUT,
-    )
-    out = run.stdout + run.stderr
-    assert f"Installing {repo.commits[0][:8]}" in out, out[-4000:]
-    assert re.search(r"starter\.Starter\.time_warm\s+ok\s*$", out, re.MULTILINE), out[-4000:]
 
 
 def test_pip_resolves_the_jax_a_project_would_get(tmp_path: Path) -> None:

@@ -2,7 +2,7 @@
 
 For each history of ``tests/shapes.py`` (a real git repository of a tiny JAX
 library, ``tests/init_repo.py``'s shapes: src or flat layout; setuptools,
-setuptools_scm cloned without tags, hatch-vcs, flit, pdm, poetry-core; a
+setuptools_scm cloned without tags, hatchling, hatch-vcs, flit, pdm, poetry-core; a
 merge history; its own benchmark workflows; its own asv.conf.json), as a
 user following the README and what ``jaxbench init`` prints:
 
