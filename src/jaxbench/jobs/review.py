@@ -26,7 +26,9 @@ the comment), never into the history's results: asv runs with a copy of
 (8 minutes by default) is kept by the steps that can bend: the first calls
 get half of what ``asv run`` left, the warm times the rest; each stops at
 its minimum rounds at the latest (3 pairs, the paired test's least), so a
-suite that cannot fit says so. Each step prints a progress line with the
+suite that cannot fit says so. Steps 2 and 3 hold ``$JAXBENCH_QUIET_LOCK``
+where it is set (:mod:`jaxbench.lockstep.quiet`); the wait for it is not
+counted against the budget. Each step prints a progress line with the
 time left (as the last review's steps took, else by the budget); under
 GitHub Actions each step is a log group. The result is the check: 0 no
 regression, 1 regression; bad input raises :class:`~jaxbench.errors.UsageError`
