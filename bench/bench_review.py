@@ -196,12 +196,17 @@ def _commit(root: Path, message: str) -> str:
     return git(root, "rev-parse", "HEAD")
 
 
+def _replace(path: Path, old: str, new: str, named: str) -> None:
+    """In a scratch file, the code ``old`` becomes ``new`` (``named``: the constant
+    that holds what this script expects to find there)."""
+    text = path.read_text(encoding="utf-8")
+    assert old in text, f"{path.name} changed: update {named} in bench_review.py"
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
 def _replace_predict(root: Path, old: str, new: str) -> None:
     """The scratch copy's predict, ``old``, becomes ``new``."""
-    path = root / "src" / "jaxbench" / "measure" / "workloads.py"
-    text = path.read_text(encoding="utf-8")
-    assert old in text, "predict changed: update PREDICT in bench_review.py"
-    path.write_text(text.replace(old, new), encoding="utf-8")
+    _replace(root / "src" / "jaxbench" / "measure" / "workloads.py", old, new, "PREDICT")
 
 
 def make_project(root: Path, predict: str = PREDICT) -> str:
@@ -346,10 +351,7 @@ def make_head(
         with (root / "README.md").open("a", encoding="utf-8") as readme:
             readme.write(f"\nA/A review {index}: no library change.\n")
     elif suite == "mcmc":
-        path = root / "src" / "tinymcmc" / "__init__.py"
-        text = path.read_text(encoding="utf-8")
-        assert LEAPFROG in text, "tinymcmc changed: update LEAPFROG in bench_review.py"
-        path.write_text(text.replace(LEAPFROG, MCMC_PLANTS[kind]), encoding="utf-8")
+        _replace(root / "src" / "tinymcmc" / "__init__.py", LEAPFROG, MCMC_PLANTS[kind], "LEAPFROG")
     else:
         _replace_predict(root, base_predict, plants[kind])
     return _commit(root, f"{kind} {index}")
