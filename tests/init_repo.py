@@ -126,26 +126,9 @@ def make_src_package(root: Path, bench_extra: tuple[str, ...] = ()) -> Repo:
 
 
 def make_flat_package(root: Path) -> Repo:
-    """``flatjax``: flat layout, hatchling, one commit."""
-    package = root / "flatjax"
-    package.mkdir(parents=True)
-    (root / "pyproject.toml").write_text(
-        "[build-system]\n"
-        'requires = ["hatchling"]\n'
-        'build-backend = "hatchling.build"\n\n'
-        "[project]\n"
-        'name = "flatjax"\n'
-        'version = "0.2.0"\n'
-        'dependencies = ["jax"]\n',
-        encoding="utf-8",
-    )
-    (package / "__init__.py").write_text(
-        "import jax.numpy as jnp\n\n\ndef double(x):\n    return 2 * x\n", "utf-8"
-    )
-    git(root, "init", "-q", "-b", "trunk")
-    commits: list[str] = []
-    _commit(root, commits, "flatjax")
-    return Repo(root, tuple(commits))
+    """``flatjax``: flat layout, hatchling (:data:`SHAPES` ``["flat-hatchling"]``), one
+    commit on a branch named ``trunk``."""
+    return make_shape(root, "flat-hatchling", branch="trunk")
 
 
 @dataclass(frozen=True)
@@ -383,13 +366,14 @@ addopts = "--benchmark-skip"
 }
 
 
-def make_shape(root: Path, shape: str) -> Repo:
-    """A git repository holding :data:`SHAPES` ``[shape]``'s files, one commit, no tag."""
+def make_shape(root: Path, shape: str, branch: str = "main") -> Repo:
+    """A git repository holding :data:`SHAPES` ``[shape]``'s files, one commit on
+    ``branch``, no tag."""
     for relative, text in SHAPES[shape].files.items():
         path = root / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    git(root, "init", "-q", "-b", "main")
+    git(root, "init", "-q", "-b", branch)
     commits: list[str] = []
     _commit(root, commits, shape)
     return Repo(root, tuple(commits))
