@@ -412,13 +412,22 @@ def _wait_for(predicate: Any, proc: subprocess.Popen[str], log: Path, timeout: f
 
 
 def test_killed_run_leaves_earlier_results_intact_and_resumes(run: E2eRun) -> None:
-    """SIGKILL asv in the middle of the 2nd commit; --skip-existing then measures only that."""
+    """SIGKILL asv in the middle of a commit; the results on disk are left as they were, and
+    --skip-existing then measures only that commit."""
     root = run.repo.root
     conf = root / ".asv-interrupt.conf.json"
     # a results dir of its own, the environments of the main run
     write_conf(conf, results_dir="results-interrupt", env_dir=".asv/env")
     results = root / "results-interrupt"
     first, second = run.repo.commits[0], run.repo.commits[2]
+    # an earlier run's results: the first commit as the main run measured it
+    (results / MACHINE).mkdir(parents=True)
+    shutil.copy2(run.repo.results / "benchmarks.json", results / "benchmarks.json")
+    for measured in (run.repo.result_file(first), run.repo.results / MACHINE / "machine.json"):
+        shutil.copy2(measured, results / MACHINE / measured.name)
+    first_file = run.repo.result_file(first, results)
+    before = first_file.read_bytes()
+    mtime = first_file.stat().st_mtime_ns
     hashes = root / ".asv" / "two.txt"
     hashes.write_text(f"{first}\n{second}\n", encoding="utf-8")
     command = [
@@ -429,6 +438,7 @@ def test_killed_run_leaves_earlier_results_intact_and_resumes(run: E2eRun) -> No
         "--machine",
         MACHINE,
         "--record-samples",
+        "--skip-existing",
     ]
     log = root / ".asv" / "interrupted.log"
     with log.open("w", encoding="utf-8") as out:
@@ -449,15 +459,13 @@ def test_killed_run_leaves_earlier_results_intact_and_resumes(run: E2eRun) -> No
                 return header in text and PREDICT in text.split(header, 1)[1]
 
             _wait_for(measuring_second, proc, log, timeout=300)
-            first_file = run.repo.result_file(first, results)
-            before = first_file.read_bytes()
-            mtime = first_file.stat().st_mtime_ns
             os.killpg(proc.pid, signal.SIGKILL)
         finally:
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=60)
     assert proc.returncode == -signal.SIGKILL
+    assert f"commit {first[:8]}" not in log.read_text(encoding="utf-8")  # on disk: skipped
 
     second_file = run.repo.result_file(second, results)
     assert first_file.read_bytes() == before
@@ -465,7 +473,7 @@ def test_killed_run_leaves_earlier_results_intact_and_resumes(run: E2eRun) -> No
     assert not second_file.exists()  # asv saves a commit's file only when it is done
 
     done = subprocess.run(
-        [*command, "--skip-existing", f"HASHFILE:{hashes}"],
+        [*command, f"HASHFILE:{hashes}"],
         cwd=root,
         env=asv_environ(),
         capture_output=True,
