@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
+import os
 import subprocess
 import sys
 import time
@@ -12,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from jaxbench.errors import UsageError
-from jaxbench.lockstep.quiet import QUIET_LOCK, file_lock, quiet, timed_quietly
+from jaxbench.lockstep.quiet import QUIET_LOCK, FileLock, file_lock, quiet, timed_quietly
 
 #: Other work: holds the file in MODE, says so, waits for its release file, leaves.
 HOLDER = """
@@ -122,3 +124,20 @@ def test_a_file_that_cannot_be_opened_is_one_line(
     assert "\n" not in message
     assert message.startswith(f"${QUIET_LOCK}={tmp_path}/no-such-folder/quiet.lock: ")
     assert "unset it" in message
+
+
+def _open_files() -> set[str]:
+    found = set()
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            found.add(os.readlink(f"/proc/self/fd/{fd}"))
+    return found
+
+
+def test_a_turnstile_that_cannot_be_opened_leaves_no_file_open(tmp_path: Path) -> None:
+    lock = tmp_path / "quiet.lock"
+    (tmp_path / "quiet.lock.turnstile").mkdir()  # a folder there: it cannot be opened
+    with pytest.raises(IsADirectoryError):
+        FileLock(lock)
+    assert lock.is_file()  # the lock file was opened first ...
+    assert str(lock) not in _open_files()  # ... and closed again

@@ -44,9 +44,13 @@ class FileLock:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._main: IO[str] = path.open("a", encoding="utf-8")
-        self._turnstile: IO[str] = path.with_name(path.name + ".turnstile").open(
-            "a", encoding="utf-8"
-        )
+        try:
+            self._turnstile: IO[str] = path.with_name(path.name + ".turnstile").open(
+                "a", encoding="utf-8"
+            )
+        except OSError:
+            self._main.close()  # nothing left open when the turnstile cannot be
+            raise
         #: ``fcntl.LOCK_UN``, ``LOCK_SH`` or ``LOCK_EX``
         self.held = fcntl.LOCK_UN
 
