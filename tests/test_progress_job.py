@@ -32,6 +32,9 @@ def test_the_lines_read_as_people_write_them() -> None:
     assert done_line("make bench", 670, [("asv run", 361), ("publish", 3)]) == (
         "make bench: done in 11 min 10 s (asv run 6 min 01 s, publish 3 s)"
     )
+    assert done_line("review", 80, [("asv run", 22), ("first calls", 13)], "waited 31 s") == (
+        "review: done in 1 min 20 s (asv run 22 s, first calls 13 s; waited 31 s)"
+    )
 
 
 def test_a_run_records_its_steps_and_the_next_run_knows_what_is_left(

@@ -15,6 +15,7 @@ changed row) is the written workflow's, on a package that adopted jaxbench
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ import pytest
 import machine_alone
 from e2e_repo import E2eRepo, asv_environ, asv_setup, git, jaxbench_cli, make_repo
 from jaxbench.errors import UsageError
+from jaxbench.jobs import review as review_job
 from jaxbench.store.asv_env import AsvEnv, review_env
 
 #: A review of the tests' size: the rounds bend to it (the steps are as a real review's;
@@ -173,3 +175,29 @@ def test_the_review_measures_the_newest_jax_of_the_matrix() -> None:
         review_env([*envs, _env("e", "0.10.2", optax="0.2.8")], conf)
     with pytest.raises(UsageError, match="pick one with --env"):
         review_env([_env("x", None), _env("y", None)], conf)
+
+
+def test_a_wait_for_the_quiet_lock_is_in_no_step_and_not_in_the_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The review's step lines on a clock the test moves: 31 s waited for
+    $JAXBENCH_QUIET_LOCK in the first calls' step are said once, in the last line."""
+    now = [1000.0]
+    monkeypatch.setattr(time, "monotonic", lambda: now[0])
+    said: list[str] = []
+    place = review_job.ReviewPlace(tmp_path / "asv.conf.json", "m", tmp_path, tmp_path / "c.md")
+    steps = review_job._Steps(place, 120.0, said.append)
+    steps.start(0)
+    now[0] += 20  # asv run
+    steps.start(1)
+    now[0] += 31
+    steps.waited(31.0)
+    now[0] += 12  # first calls
+    steps.start(2)
+    now[0] += 10  # warm times
+    steps.start(3)
+    assert said[2].endswith("1 min 03 s elapsed, ~1 min 28 s left (of the budget)"), said
+    assert steps.finish() == (
+        "jaxbench review: done in 1 min 13 s (asv run 20 s, first calls 12 s, warm times 10 s, "
+        "compare 0 s; waited 31 s for $JAXBENCH_QUIET_LOCK)"
+    )

@@ -218,6 +218,9 @@ class _Steps:
         self._budget = budget
         self._start = time.monotonic()
         self._current: tuple[str, float] | None = None
+        #: seconds waited for $JAXBENCH_QUIET_LOCK: in no step's time, not in the budget
+        self._waited = 0.0
+        self._waited_in_step = 0.0
         self.took: list[tuple[str, float]] = []
         try:
             last = json.loads(self._state.read_text(encoding="utf-8"))
@@ -234,8 +237,13 @@ class _Steps:
         if all(name in self._last for name in rest):
             return sum(self._last[name] for name in rest), "as the last review"
         if self._budget is not None:
-            return max(0.0, self._budget - self.elapsed), "of the budget"
+            return max(0.0, self._budget - (self.elapsed - self._waited)), "of the budget"
         return None, ""
+
+    def waited(self, seconds: float) -> None:
+        """The current step waited ``seconds`` for $JAXBENCH_QUIET_LOCK."""
+        self._waited += seconds
+        self._waited_in_step += seconds
 
     def start(self, index: int) -> None:
         self.end()
@@ -250,8 +258,9 @@ class _Steps:
         if self._current is None:
             return
         name, started = self._current
-        self.took.append((name, time.monotonic() - started))
+        self.took.append((name, time.monotonic() - started - self._waited_in_step))
         self._current = None
+        self._waited_in_step = 0.0
         if self._groups:
             self._say("::endgroup::")
 
@@ -259,7 +268,8 @@ class _Steps:
         self.end()
         with contextlib.suppress(OSError):
             write_text_atomic(self._state, json.dumps(dict(self.took), indent=1) + "\n")
-        return done_line(self._job, self.elapsed, self.took)
+        note = f"waited {format_duration(self._waited)} for ${QUIET_LOCK}" if self._waited else ""
+        return done_line(self._job, self.elapsed, self.took, note)
 
 
 @contextlib.contextmanager
@@ -468,6 +478,7 @@ def measure_and_compare(
     ):
         if waited > 1.0:
             say(f"{job}: waited {format_duration(waited)} for ${QUIET_LOCK} (not in the budget)")
+            steps.waited(waited)
         if deadline is not None:
             deadline += waited
         share = None

@@ -97,9 +97,11 @@ def step_line(
     return f"{job}: step {step}/{steps} {name}, {format_duration(elapsed)} elapsed, {tail}"
 
 
-def done_line(job: str, total: float, steps: list[tuple[str, float]]) -> str:
-    """``make bench: done in 11 min 10 s (asv run 5 min 58 s, publish 3 s, ...)``."""
-    parts = ", ".join(f"{name} {format_duration(seconds)}" for name, seconds in steps)
+def done_line(job: str, total: float, steps: list[tuple[str, float]], note: str = "") -> str:
+    """``make bench: done in 11 min 10 s (asv run 5 min 58 s, publish 3 s, ...)``;
+    ``note`` follows the steps (``...; waited 31 s for ...``)."""
+    took = ", ".join(f"{name} {format_duration(seconds)}" for name, seconds in steps)
+    parts = "; ".join(part for part in (took, note) if part)
     return f"{job}: done in {format_duration(total)}" + (f" ({parts})" if parts else "")
 
 
