@@ -252,48 +252,6 @@ def test_compare_of_a_no_op_change_finds_no_regression(run: E2eRun) -> None:
         assert row["base"] == row["head"], row
 
 
-def test_side_by_side_review_of_identical_code_passes(run: E2eRun, tmp_path: Path) -> None:
-    """The review as pr-bench.yml runs it, on two commits with identical code:
-    first calls measured in fresh processes side by side (``jaxbench
-    first-call``), then ``compare``: every first-call figure tested, no
-    regression of any kind, exit 0."""
-    results = tmp_path / "results"
-    shutil.copytree(run.repo.results, results)
-    base, head = run.repo.commits[1], run.repo.commits[2]
-    done = jaxbench(
-        run.repo.root,
-        "first-call",
-        "--base-commit",
-        base,
-        "--head-commit",
-        head,
-        "--benchmarks",
-        str(run.repo.root / "benchmarks"),
-        "--machine",
-        MACHINE,
-        "--env",
-        ENV_NAME,
-        "--results",
-        str(results),
-        "--rounds",
-        "4",
-    )
-    assert done.returncode == 0, done.stderr
-    done = jaxbench(
-        run.repo.root, "compare", base, head, "--results", str(results), "--format", "json"
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    document = json.loads(done.stdout)
-    rows = rows_by_benchmark(document)
-    for name in FIRST_CALL:
-        row = rows[f"{FIGURES}.{name}"]
-        assert "paired t over 4 fresh-process pairs" in row["reason"], row
-        assert row["n_base"] == row["n_head"] == 4, row
-    for row in document["rows"]:
-        assert row["verdict"] not in ("regression", "improvement", "failed"), row
-    assert "Holm" not in document["summary"]
-
-
 def test_compare_flags_the_wrong_answer(run: E2eRun) -> None:
     status, document = compare(run, 2, 3)
     rows = rows_by_benchmark(document)
