@@ -173,6 +173,31 @@ def test_identical_suites_pass(tmp_path: Path) -> None:
         assert row["verdict"] in ("not significant", "skipped"), row
 
 
+def test_a_suite_of_plain_time_benchmarks_stops_after_one_round_in_one_line(
+    tmp_path: Path,
+) -> None:
+    """No first-call benchmark (an asv suite not written with jax_suite): one round
+    shows it, then one line and exit 2, nothing written."""
+    suites = []
+    for side in ("base", "head"):
+        root = tmp_path / side / "benchmarks"
+        root.mkdir(parents=True)
+        (root / "__init__.py").write_text("", encoding="utf-8")
+        (root / "plain.py").write_text("def time_sum():\n    sum(range(100))\n", "utf-8")
+        suites.append(root)
+    done = _jaxbench(
+        "first-call", "--base-commit", "a" * 40, "--head-commit", "b" * 40,
+        "--base-benchmarks", suites[0], "--head-benchmarks", suites[1], "--machine", "m",
+        "--env", "e", "--results", tmp_path / "results", "--rounds", "5", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    said = done.stderr.strip().splitlines()
+    assert said[-1].startswith("jaxbench: error: no first-call benchmark"), said
+    assert "is it a jaxbench suite (jax_suite)?" in said[-1]
+    assert "round 1/1 (100 %)" in done.stderr, done.stderr  # one round, not five
+    assert not (tmp_path / "results").exists()
+
+
 def test_pairs_drop_a_round_that_failed_on_either_side() -> None:
     nan = float("nan")
     assert paired_values([1.0, None, 3.0, 4.0], [1.5, 2.0, nan, 4.5]) == (

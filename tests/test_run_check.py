@@ -18,7 +18,7 @@ import pytest
 from jaxbench.analyse.paired_history import gaps
 from jaxbench.jobs.run_check import run_problems
 from jaxbench.render.paired import format_paired_text, pair_history_summary, untimed_lines
-from jaxbench.store.asv_log import read_suite_failure
+from jaxbench.store.asv_log import read_suite_failure, selected_nothing
 from jaxbench.store.paired import PairedEstimate, PairedRun, Untimed, read_paired, write_paired
 
 LOGS = Path(__file__).parent / "data" / "asv_logs"
@@ -41,6 +41,14 @@ A, B, C = "a" * 40, "b" * 40, "c" * 40
             "ModuleNotFoundError: No module named 'nonexistent_mod'",
         ),
         ("build-error.log", "asv could not build the project: RuntimeError: setup broke"),
+        (
+            "multiple-wheels.log",
+            "asv could not build the project: the build made several wheels (asv's default "
+            "build_command builds the dependencies' too) and asv cannot tell which to install; "
+            "give asv.conf.json a build_command that builds the project's alone: "
+            '"python -m pip wheel --no-deps -w {build_cache_dir} {build_dir}" '
+            "(as jaxbench init writes it)",
+        ),
     ],
 )
 def test_asvs_output_says_why_it_measured_nothing(log: str, said: str) -> None:
@@ -52,6 +60,18 @@ def test_asvs_output_says_why_it_measured_nothing(log: str, said: str) -> None:
 def test_a_run_that_imported_the_suite_has_no_suite_failure() -> None:
     """A failing benchmark is the listing's business, not a failed run."""
     assert read_suite_failure(LOGS / "benchmark-failed.log", ROOT) is None
+
+
+def test_a_run_whose_b_selected_nothing_is_told_apart(tmp_path: Path) -> None:
+    """asv's exit 1 when ``-b`` leaves nothing to run (a review's first step on a suite
+    of plain ``time_*`` benchmarks) is no failure of the suite."""
+    assert selected_nothing(LOGS / "nothing-selected.log")
+    assert read_suite_failure(LOGS / "nothing-selected.log", ROOT) is None
+    for other in ("benchmark-failed.log", "build-error.log", "multiple-wheels.log"):
+        assert not selected_nothing(LOGS / other), other
+    assert not selected_nothing(tmp_path / "no-such.log")
+    (tmp_path / "empty.log").write_text("")
+    assert not selected_nothing(tmp_path / "empty.log")
 
 
 def _run(base: str, head: str, **fields: object) -> PairedRun:

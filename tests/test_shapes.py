@@ -17,6 +17,11 @@ user following the README and what ``jaxbench init`` prints:
 6. a benchmark whose answer is wrong, added and measured at HEAD: ``make
    bench`` names it, with its error, among the failing benchmarks.
 
+A library that keeps its own asv set-up in a subfolder (``asv_bench/``, ``"repo":
+".."``) with plain asv ``time_*`` benchmarks, never running init, is reviewed
+with ``jaxbench review --config asv_bench/asv.conf.json``
+(:func:`test_a_library_s_own_asv_set_up_in_a_subfolder_is_reviewed`).
+
 The shapes share one asv environment per test process (their matrices are
 alike: ``.asv/env`` is a link to it, as a user with a shared cache would
 have), so jax is installed once. Marked ``shapes``: ``make test-shapes`` runs
@@ -260,3 +265,84 @@ def _a_suite_that_does_not_import_fails_the_job_and_loses_nothing(root: Path) ->
     after = {p: p.read_bytes() for p in results.rglob("*") if p.is_file() and p.suffix != ".npz"}
     assert {p: after.get(p) for p in before} == before  # nothing measured is lost
     assert (root / "html" / "index.html").is_file()  # what was measured is still published
+
+
+#: A library's own asv set-up in a subfolder (``asv_bench/``, ``"repo": ".."``, as
+#: pandas and xarray keep theirs) with a suite of plain asv ``time_*`` benchmarks (no
+#: jax_suite) and no build_command: jaxbench init is never run.
+SUBFOLDER_PROJECT = {
+    "pyproject.toml": '[build-system]\nrequires = ["setuptools>=61"]\n'
+    'build-backend = "setuptools.build_meta"\n\n[project]\nname = "subjax"\n'
+    'version = "0.1.0"\ndependencies = ["jax", "numpy"]\n',
+    "src/subjax/__init__.py": "import jax.numpy as jnp\n\n\n"
+    "def double(x):\n    return 2.0 * jnp.tanh(x)\n",
+    "asv_bench/benchmarks/__init__.py": "",
+    "asv_bench/benchmarks/bench_double.py": "import numpy as np\n\nimport subjax\n\n\n"
+    "class TimeDouble:\n    def setup(self):\n        self.x = np.ones(1000, dtype=np.float32)\n"
+    "\n    def time_double(self):\n        subjax.double(self.x).block_until_ready()\n",
+}
+SLOWER_DOUBLE = (
+    "import jax.numpy as jnp\n\n\ndef double(x):\n    y = jnp.tanh(x)\n"
+    "    for _ in range(20):\n        y = jnp.tanh(y + x)\n    return 2.0 * y\n"
+)
+
+
+def _subfolder_review(root: Path, base: str, head: str) -> subprocess.CompletedProcess[str]:
+    config = root / "asv_bench" / "asv.conf.json"
+    return jaxbench(root, "review", base, head, "--config", str(config), "--budget", "1m")
+
+
+def test_a_library_s_own_asv_set_up_in_a_subfolder_is_reviewed(
+    shared_env: Path, tmp_path: Path
+) -> None:
+    """``jaxbench review --config asv_bench/asv.conf.json`` on such a project: asv's
+    default build stops it with the fix in one line; with the fix, the review times the
+    warm times side by side (no figures, no first calls: said, not failed), and a head
+    that does 20 more tanh layers fails it."""
+    root = tmp_path / "subjax"
+    for relative, text in SUBFOLDER_PROJECT.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text, encoding="utf-8")
+    conf = {"version": 1, "project": "subjax", "repo": "..", "branches": ["main"],
+            "environment_type": "virtualenv", "pythons": ["3.11"],
+            "matrix": {"req": {"jax": [JAX]}}, "benchmark_dir": "benchmarks",
+            "env_dir": "env", "results_dir": "results", "html_dir": "html"}  # fmt: skip
+    config = root / "asv_bench" / "asv.conf.json"
+    config.write_text(json.dumps(conf, indent=4), encoding="utf-8")
+    (root / "asv_bench" / "env").symlink_to(shared_env, target_is_directory=True)
+    (root / ".gitignore").write_text("asv_bench/env\nasv_bench/.asv/\n", encoding="utf-8")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "subjax and its asv_bench/")
+    git(root, "commit", "-q", "--allow-empty", "-m", "A/A")
+    done = _subfolder_review(root, "HEAD~1", "HEAD")
+    assert done.returncode == 2, _tail(done)
+    said = done.stderr.strip().splitlines()[-1]
+    assert said.startswith("jaxbench: error: asv could not build the project: the build made "
+                           "several wheels"), said  # fmt: skip
+    assert '"python -m pip wheel --no-deps -w {build_cache_dir} {build_dir}"' in said, said
+
+    conf["build_command"] = ["python -m pip wheel --no-deps -w {build_cache_dir} {build_dir}"]
+    config.write_text(json.dumps(conf, indent=4), encoding="utf-8")
+    git(root, "commit", "-q", "-am", "asv: build the project's wheel alone")
+    git(root, "commit", "-q", "--allow-empty", "-m", "A/A again")
+    aa = _subfolder_review(root, "HEAD~1", "HEAD")
+    # the shapes tier's two processes share the machine: an A/A's timed row may move,
+    # so its verdict is not asserted here; that it ran every step is
+    assert aa.returncode in (0, 1), _tail(aa)
+    for line in ("asv run: no benchmark but warm times (time_*) to run here",
+                 "first calls: none (the suite has no first-call benchmark)",
+                 "warm times: 1 benchmark(s)"):  # fmt: skip
+        assert f"jaxbench review: {line}" in aa.stderr, _tail(aa)
+    assert (root / "asv_bench" / ".asv" / "review" / "comment.md").is_file()
+
+    (root / "src" / "subjax" / "__init__.py").write_text(SLOWER_DOUBLE, encoding="utf-8")
+    git(root, "commit", "-q", "-am", "double: 20 more tanh layers")
+    planted = _subfolder_review(root, "HEAD~1", "HEAD")
+    assert planted.returncode == 1, _tail(planted)
+    doc = json.loads((root / "asv_bench" / ".asv" / "review" / "review.json").read_text("utf-8"))
+    (row,) = doc["rows"]
+    assert row["benchmark"] == "bench_double.TimeDouble.time_double"
+    assert row["verdict"] == "regression", row
+    assert row["ratio"] > 2, row
+    assert "paired t over" in row["reason"], row

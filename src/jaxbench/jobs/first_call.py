@@ -71,6 +71,10 @@ class FirstCallSettings:
     compare: Settings = field(default_factory=Settings)
 
 
+#: Why the rounds of a suite without first-call benchmarks end after one.
+NO_FIRST_CALLS = "the suite has no first-call benchmark"
+
+
 @dataclass(frozen=True)
 class FirstCallDone:
     """What a side-by-side run of first calls did."""
@@ -80,7 +84,8 @@ class FirstCallDone:
     rounds: int
     #: why the rounds ended before ``rounds`` ("" when every round ran)
     stopped: str
-    written: tuple[Path, Path]
+    #: the two sides' result files (none when nothing was measured)
+    written: tuple[Path, ...]
     seconds: float
     #: what each side measured, every round (base, head)
     calls: tuple[FirstCalls, FirstCalls] = (FirstCalls(), FirstCalls())
@@ -206,13 +211,17 @@ def measure_side_by_side(
     settings: FirstCallSettings,
     deadline: float | None = None,
     job: str = "jaxbench first-call",
+    required: bool = True,
 ) -> FirstCallDone:
     """Measure the first calls of both sides in rounds, into both sides' result files
     (the base's in ``env``, the head's in ``sides.head_env_name`` where it has one).
 
     ``deadline``: a :func:`time.monotonic` time the rounds should end by; a
     round is started only when the rounds so far say it will end by then
-    (:data:`~jaxbench.analyse.stats.MIN_PAIRED_ROUNDS` always run)."""
+    (:data:`~jaxbench.analyse.stats.MIN_PAIRED_ROUNDS` always run). A suite
+    with no first-call benchmark (plain asv ``time_*`` benchmarks) stops after
+    one round: a UsageError, or with ``required=False`` nothing measured and
+    nothing written."""
     base, head = sides.base, sides.head
     base_commit, head_commit = sides.base_commit, sides.head_commit
     head_env = sides.head_env_name or env
@@ -226,6 +235,9 @@ def measure_side_by_side(
     stopped: list[str] = []
 
     def keep_going(done: int, base_calls: FirstCalls, head_calls: FirstCalls) -> bool:
+        if not base_calls.values and not head_calls.values:
+            stopped.append(NO_FIRST_CALLS)
+            return False
         if done < MIN_PAIRED_ROUNDS:
             return True
         per_round = (time.perf_counter() - clock) / done
@@ -247,9 +259,11 @@ def measure_side_by_side(
         rounds=settings.rounds,
         timeout=settings.timeout,
         progress=progress.rounds,
-        keep_going=keep_going if settings.min_rounds < settings.rounds or deadline else None,
+        keep_going=keep_going,
     )
     progress.close()
+    if not required and not base_calls.values and not head_calls.values:
+        return FirstCallDone(0, 0, NO_FIRST_CALLS, (), time.perf_counter() - clock)
     files = {
         "base": load_or_new(results, machine, base_commit, env),
         "head": load_or_new(results, machine, head_commit, head_env),

@@ -71,7 +71,7 @@ from jaxbench.render.progress import done_line, format_duration, step_line
 from jaxbench.render.text import format_changes
 from jaxbench.store.asv_conf import read_asv_conf, read_project
 from jaxbench.store.asv_env import AsvEnv, asv_envs, built_env, review_env
-from jaxbench.store.asv_log import read_suite_failure
+from jaxbench.store.asv_log import read_suite_failure, selected_nothing
 from jaxbench.store.fsio import write_text_atomic
 from jaxbench.store.hlo_store import read_hlo_runs
 from jaxbench.store.machine import check_name, probe, write_machine
@@ -329,6 +329,10 @@ def _asv_run(
     failure = read_suite_failure(log, root)
     if failure is not None:
         raise UsageError(f"{failure}; nothing to review (asv's output: {log})")
+    if status not in _ASV_RAN and selected_nothing(log):
+        # a suite of warm times alone (time_*): timed side by side in step 3
+        say(f"{place.job}: asv run: no benchmark but warm times (time_*) to run here")
+        return
     if status not in _ASV_RAN:
         raise UsageError(f"asv run exited with status {status}; read why in {log}")
 
@@ -492,10 +496,13 @@ def measure_and_compare(
             settings=settings.first_call,
             deadline=share,
             job=f"{job}: first calls",
+            required=False,  # a suite of plain asv time_* benchmarks has none
         )
         say(
             f"{job}: first calls: {first.rounds} rounds a side"
             + (f" ({first.stopped})" if first.stopped else "")
+            if first.benchmarks
+            else f"{job}: first calls: none ({first.stopped})"
         )
         steps.start(2)
         ab, size = _ab_sizing(settings, sides, deadline, first.calls[1], say, job)

@@ -331,8 +331,9 @@ def suite_failure(lines: Iterable[str], root: Path | None = None) -> SuiteFailur
     The cause is one line: the file and line of the suite where a traceback
     names one (paths under ``root`` relative to it), and the error line.
     """
-    block: list[str] | None = None
-    failed: list[str] | None = None
+    #: (text, whether asv said it: a bullet line, not a command's output)
+    block: list[tuple[str, bool]] | None = None
+    failed: list[tuple[str, bool]] | None = None
     for raw in lines:
         line = _ANSI.sub("", raw.rstrip("\n").rstrip("\r"))
         match = _BULLET.match(line)
@@ -344,17 +345,40 @@ def suite_failure(lines: Iterable[str], root: Path | None = None) -> SuiteFailur
         if match is not None and match.group(2).strip() == _SUITE_FAILED:
             failed = block
             continue
-        block.append(match.group(2) if match is not None else line)
+        block.append((match.group(2), True) if match is not None else (line, False))
     if failed is None:
         return None
-    stage = "import" if any(_DISCOVER_COMMAND in line for line in failed) else "build"
+    stage = "import" if any(_DISCOVER_COMMAND in line for line, _ in failed) else "build"
     return SuiteFailure(stage, _failure_cause(failed, root))
 
 
-def _failure_cause(lines: Sequence[str], root: Path | None) -> str:
-    frames = [(m.group(1), m.group(2)) for line in lines if (m := _FRAME.match(line))]
+#: asv's own last words that name a cause and its fix (``Last error: ...``).
+_KNOWN_CAUSES = (
+    (
+        re.compile(r"Found multiple wheels in .* Cannot decide correct one"),
+        "the build made several wheels (asv's default build_command builds the "
+        "dependencies' too) and asv cannot tell which to install; give asv.conf.json a "
+        "build_command that builds the project's alone: \"python -m pip wheel --no-deps "
+        '-w {build_cache_dir} {build_dir}" (as jaxbench init writes it)',
+    ),
+)
+_LAST_ERROR = "Last error:"
+
+
+def _failure_cause(lines: Sequence[tuple[str, bool]], root: Path | None) -> str:
+    frames = [(m.group(1), m.group(2)) for line, _ in lines if (m := _FRAME.match(line))]
     own = [(path, number) for path, number in frames if not _LIBRARY.search(path)]
-    error = error_line([line for line in lines if not line.startswith("Last error:")])
+    last = [line[len(_LAST_ERROR) :].strip() for line, _ in lines if line.startswith(_LAST_ERROR)]
+    for pattern, cause in _KNOWN_CAUSES:
+        if last and pattern.search(last[-1]):
+            return cause
+    # a command's own output first; asv's "Last error" where the commands said nothing
+    # (asv's progress lines, "Installing ... into ...", are no cause)
+    error = error_line([line for line, asv_said in lines if not asv_said])
+    if error is None and last:
+        error = _cut(last[-1])
+    if error is None:
+        error = error_line([line for line, _ in lines if not line.startswith(_LAST_ERROR)])
     if own:
         path, number = own[-1]
         shown = Path(path)
@@ -363,6 +387,21 @@ def _failure_cause(lines: Sequence[str], root: Path | None) -> str:
                 shown = shown.resolve().relative_to(root.resolve())
         return f"{shown}, line {number}: {error or 'failed'}"
     return error or "asv printed no error text"
+
+
+#: asv's last line when its ``-b`` leaves no benchmark of the suite to run (exit 1).
+_NOTHING_SELECTED = "No benchmarks selected"
+
+
+def selected_nothing(path: Path) -> bool:
+    """asv's output at ``path`` ends with "No benchmarks selected" (False when unreadable)."""
+    try:
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            said = [line.strip() for line in handle if line.strip()]
+    except OSError:
+        return False
+    match = _BULLET.match(_ANSI.sub("", said[-1])) if said else None
+    return match is not None and match.group(2).strip() == _NOTHING_SELECTED
 
 
 def read_suite_failure(path: Path, root: Path | None = None) -> SuiteFailure | None:
