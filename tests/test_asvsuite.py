@@ -94,15 +94,15 @@ def bench_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         del sys.modules[name]
 
 
-def _load(bench_dir: Path, name: str) -> Any:
+def _load(bench_dir: Path, name: str, module: str = "bad_suites") -> Any:
     from asv_runner.discovery import get_benchmark_from_name
 
-    return get_benchmark_from_name(str(bench_dir), f"bad_suites.{name}")
+    return get_benchmark_from_name(str(bench_dir), f"{module}.{name}")
 
 
-def _run_figure(bench_dir: Path, name: str) -> Any:
+def _run_figure(bench_dir: Path, name: str, module: str = "bad_suites") -> Any:
     """``asv_runner.run._run`` for a setup_cache benchmark: cache, setup, run, teardown."""
-    benchmark = _load(bench_dir, name)
+    benchmark = _load(bench_dir, name, module)
     benchmark.set_cache(benchmark.do_setup_cache())
     skip = benchmark.do_setup()
     try:
@@ -247,6 +247,33 @@ def test_workload_memory_tracks(bench_dir: Path) -> None:
     assert _run_figure(bench_dir, "TrainFigures.track_workload_peak_rss_bytes") >= 0
     with pytest.raises(SkipNotImplemented, match="device_peak_bytes is not reported on cpu"):
         _run_figure(bench_dir, "TrainFigures.track_workload_device_peak_bytes")
+
+
+PLAIN = """
+import dataclasses
+from jaxbench.measure import workloads
+from jaxbench.measure.asvsuite import jax_suite
+
+# called as it is, not through jax.jit: XLA's work cannot be read
+Plain, PlainFigures = jax_suite(
+    "Plain", lambda: dataclasses.replace(workloads.get("predict"), jit=False)
+)
+"""
+
+
+def test_a_workload_xla_cannot_see_skips_its_work_figures_saying_why(tmp_path: Path) -> None:
+    from asv_runner.benchmarks.mark import SkipNotImplemented
+
+    (tmp_path / "__init__.py").write_text("")
+    (tmp_path / "plain_suite.py").write_text(PLAIN)
+    try:
+        with other_suites_set_aside():  # setup_cache measures this module's suite only
+            with pytest.raises(SkipNotImplemented, match=r"has no \.trace or \.lower"):
+                _run_figure(tmp_path, "PlainFigures.track_work_flops", module="plain_suite")
+            used = _run_figure(tmp_path, "PlainFigures.track_tolerance_used", module="plain_suite")
+            assert 0 <= used <= 1  # the answer is still checked
+    finally:
+        sys.modules.pop("plain_suite", None)
 
 
 def test_every_figure_method_is_named_by_kinds_and_has_a_kind() -> None:
