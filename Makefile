@@ -150,7 +150,7 @@ PYTEST_PARALLEL := $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist l
 test: setup lint typecheck unit
 
 # The development loop: the unit tests without the end-to-end, browser and slow ones.
-test-fast: $(BIN)/.installed
+test-fast: setup
 	$(BIN)/python -m pytest -q $(PYTEST_PARALLEL) -m "not e2e and not browser and not slow and not shapes"
 
 # The corpus of project shapes (tests/test_shapes.py): each shape adopts jaxbench end
