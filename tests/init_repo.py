@@ -20,6 +20,7 @@ init``'s detection (tests/test_init.py).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +34,7 @@ __all__ = [
     "make_flat_package",
     "make_shape",
     "make_src_package",
+    "write_files",
 ]
 
 LAYER = "def layer(x, w):\n    return jnp.tanh(x @ w)\n"
@@ -366,13 +368,18 @@ addopts = "--benchmark-skip"
 }
 
 
-def make_shape(root: Path, shape: str, branch: str = "main") -> Repo:
-    """A git repository holding :data:`SHAPES` ``[shape]``'s files, one commit on
-    ``branch``, no tag."""
-    for relative, text in SHAPES[shape].files.items():
+def write_files(root: Path, files: Mapping[str, str]) -> None:
+    """Each of ``files`` (a path relative to ``root``: its text) written, folders made."""
+    for relative, text in files.items():
         path = root / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
+
+
+def make_shape(root: Path, shape: str, branch: str = "main") -> Repo:
+    """A git repository holding :data:`SHAPES` ``[shape]``'s files, one commit on
+    ``branch``, no tag."""
+    write_files(root, SHAPES[shape].files)
     git(root, "init", "-q", "-b", branch)
     commits: list[str] = []
     _commit(root, commits, shape)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from e2e_repo import git
-from init_repo import SHAPES
+from init_repo import SHAPES, write_files
 
 __all__ = ["BROKEN_SUITE", "HISTORIES", "History", "ShapeRepo", "double_suite", "make_history"]
 
@@ -118,10 +118,7 @@ def make_history(history: History, root: Path) -> ShapeRepo:
     """``history``'s repository at ``root`` (see the module doc)."""
     origin = root.with_name(root.name + "-origin") if history.clone_without_tags else root
     origin.mkdir(parents=True)
-    for relative, text in SHAPES[history.shape].files.items():
-        path = origin / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+    write_files(origin, SHAPES[history.shape].files)
     (origin / "README.md").write_text(f"# {history.package}\n", encoding="utf-8")
     git(origin, "init", "-q", "-b", "main")
     _commit(origin, f"{history.package} as is", 0)

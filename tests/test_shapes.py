@@ -46,6 +46,7 @@ from pathlib import Path
 import pytest
 
 from e2e_repo import MACHINE, git
+from init_repo import write_files
 from jaxbench.store.paired import load_paired
 from shapes import BROKEN_SUITE, HISTORIES, History, double_suite, make_history
 from test_e2e_init import jaxbench, make, run_review_steps
@@ -300,9 +301,7 @@ def test_a_library_s_own_asv_set_up_in_a_subfolder_is_reviewed(
     warm times side by side (no figures, no first calls: said, not failed), and a head
     that does 20 more tanh layers fails it."""
     root = tmp_path / "subjax"
-    for relative, text in SUBFOLDER_PROJECT.items():
-        (root / relative).parent.mkdir(parents=True, exist_ok=True)
-        (root / relative).write_text(text, encoding="utf-8")
+    write_files(root, SUBFOLDER_PROJECT)
     conf = {"version": 1, "project": "subjax", "repo": "..", "branches": ["main"],
             "environment_type": "virtualenv", "pythons": ["3.11"],
             "matrix": {"req": {"jax": [JAX]}}, "benchmark_dir": "benchmarks",

@@ -75,6 +75,11 @@ class FirstCallSettings:
 NO_FIRST_CALLS = "the suite has no first-call benchmark"
 
 
+def _nothing_found(base: FirstCalls, head: FirstCalls) -> bool:
+    """Neither side's suite has a first-call benchmark (plain asv ``time_*`` ones)."""
+    return not base.values and not head.values
+
+
 @dataclass(frozen=True)
 class FirstCallDone:
     """What a side-by-side run of first calls did."""
@@ -235,7 +240,7 @@ def measure_side_by_side(
     stopped: list[str] = []
 
     def keep_going(done: int, base_calls: FirstCalls, head_calls: FirstCalls) -> bool:
-        if not base_calls.values and not head_calls.values:
+        if _nothing_found(base_calls, head_calls):
             stopped.append(NO_FIRST_CALLS)
             return False
         if done < MIN_PAIRED_ROUNDS:
@@ -262,7 +267,7 @@ def measure_side_by_side(
         keep_going=keep_going,
     )
     progress.close()
-    if not required and not base_calls.values and not head_calls.values:
+    if not required and _nothing_found(base_calls, head_calls):
         return FirstCallDone(0, 0, NO_FIRST_CALLS, (), time.perf_counter() - clock)
     files = {
         "base": load_or_new(results, machine, base_commit, env),

@@ -498,12 +498,11 @@ def measure_and_compare(
             job=f"{job}: first calls",
             required=False,  # a suite of plain asv time_* benchmarks has none
         )
-        say(
-            f"{job}: first calls: {first.rounds} rounds a side"
-            + (f" ({first.stopped})" if first.stopped else "")
-            if first.benchmarks
-            else f"{job}: first calls: none ({first.stopped})"
-        )
+        if not first.benchmarks:
+            say(f"{job}: first calls: none ({first.stopped})")
+        else:
+            said = f" ({first.stopped})" if first.stopped else ""
+            say(f"{job}: first calls: {first.rounds} rounds a side{said}")
         steps.start(2)
         ab, size = _ab_sizing(settings, sides, deadline, first.calls[1], say, job)
         warm = time_side_by_side(
