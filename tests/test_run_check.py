@@ -18,7 +18,7 @@ import pytest
 from jaxbench.analyse.paired_history import gaps
 from jaxbench.jobs.run_check import run_problems
 from jaxbench.render.paired import format_paired_text, pair_history_summary, untimed_lines
-from jaxbench.store.asv_log import read_suite_failure, selected_nothing
+from jaxbench.store.asv_log import read_suite_failure, selected_nothing, suite_failure
 from jaxbench.store.paired import PairedEstimate, PairedRun, Untimed, read_paired, write_paired
 
 LOGS = Path(__file__).parent / "data" / "asv_logs"
@@ -60,6 +60,15 @@ def test_asvs_output_says_why_it_measured_nothing(log: str, said: str) -> None:
 def test_a_run_that_imported_the_suite_has_no_suite_failure() -> None:
     """A failing benchmark is the listing's business, not a failed run."""
     assert read_suite_failure(LOGS / "benchmark-failed.log", ROOT) is None
+
+
+def test_asvs_progress_lines_are_never_the_cause() -> None:
+    """The real log without asv's "Last error" line: nothing says why, and it says so
+    (not "Installing ... into ...")."""
+    lines = (LOGS / "multiple-wheels.log").read_text(encoding="utf-8").splitlines()
+    found = suite_failure([line for line in lines if "Last error" not in line], ROOT)
+    assert found is not None
+    assert str(found) == "asv could not build the project: asv printed no error text"
 
 
 def test_a_run_whose_b_selected_nothing_is_told_apart(tmp_path: Path) -> None:

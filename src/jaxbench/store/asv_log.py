@@ -363,6 +363,8 @@ _KNOWN_CAUSES = (
     ),
 )
 _LAST_ERROR = "Last error:"
+#: asv's progress lines in a failed discovery: never its cause
+_PROGRESS = re.compile(r"^(?:Uninstalling from |Building |Installing |Failed: trying different)")
 
 
 def _failure_cause(lines: Sequence[tuple[str, bool]], root: Path | None) -> str:
@@ -373,12 +375,17 @@ def _failure_cause(lines: Sequence[tuple[str, bool]], root: Path | None) -> str:
         if last and pattern.search(last[-1]):
             return cause
     # a command's own output first; asv's "Last error" where the commands said nothing
-    # (asv's progress lines, "Installing ... into ...", are no cause)
     error = error_line([line for line, asv_said in lines if not asv_said])
     if error is None and last:
         error = _cut(last[-1])
-    if error is None:
-        error = error_line([line for line, _ in lines if not line.startswith(_LAST_ERROR)])
+    if error is None:  # asv's own lines that are not its progress (e.g. "Error running ...")
+        error = error_line(
+            [
+                line
+                for line, _ in lines
+                if not line.startswith(_LAST_ERROR) and not _PROGRESS.match(line)
+            ]
+        )
     if own:
         path, number = own[-1]
         shown = Path(path)
