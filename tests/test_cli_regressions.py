@@ -171,10 +171,49 @@ def test_asv_conf_in_cwd_gives_results_dir_and_thresholds(
 def test_no_regressions(asv_writer: AsvResultsWriter, capsys: pytest.CaptureFixture[str]) -> None:
     asv_writer.add_benchmark("w.W.time_x")
     asv_writer.write_meta()
-    for i in range(5):
+    for i in range(8):
         asv_writer.write_result(commit_hash(i), i * DAY, {"w.W.time_x": 1.0})
     assert main(["regressions", "--results", str(asv_writer.root)]) == 0
     assert capsys.readouterr().out == "No regressions in 1 series.\n"
+
+
+def test_a_history_too_short_to_test_a_step_says_so_and_what_judges_it(
+    asv_writer: AsvResultsWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Three commits, the newest 5.5x slower: no step can be tested, and the listing says so."""
+    asv_writer.add_benchmark("w.W.time_x")
+    asv_writer.write_meta()
+    for i, value in enumerate((84e-6, 122e-6, 675e-6)):
+        asv_writer.write_result(commit_hash(i), i * DAY, {"w.W.time_x": value})
+    for args in ([], ["--series"]):
+        assert main(["regressions", "--results", str(asv_writer.root), *args]) == 0
+        assert capsys.readouterr().out == (
+            "No regressions in 1 series.\n"
+            "Too few commits to test a step: 3 commits measured at most, and a step is listed "
+            "with 4 on each side; 'jaxbench review BASE HEAD' times two commits side by side.\n"
+        )
+
+
+def test_a_step_at_the_newest_commit_is_named_before_it_can_be_tested(
+    asv_writer: AsvResultsWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Twelve noisy commits, then one 3x slower: fitted, not yet tested, named in the count."""
+    asv_writer.add_benchmark("w.W.time_x")
+    asv_writer.add_benchmark("w.W.time_y")
+    asv_writer.write_meta()
+    noise = [1.00, 1.02, 0.99, 1.01, 0.98, 1.03, 1.00, 0.97, 1.01, 1.02, 0.99, 1.00]
+    for i, value in enumerate([*noise, 3.0]):
+        values = {"w.W.time_x": value * 1e-3, "w.W.time_y": noise[i % len(noise)] * 1e-3}
+        asv_writer.write_result(commit_hash(i), i * DAY, values)
+    assert main(["regressions", "--results", str(asv_writer.root)]) == 0
+    assert capsys.readouterr().out == (
+        "No regressions in 2 series.\n"
+        "Not listed: 1 fitted step that the values do not confirm (1 with fewer than 4 commits "
+        f"on a side; the largest not yet tested: 3.00x w.W.time_x at {commit_hash(12)[:8]}); "
+        "'jaxbench regressions --unconfirmed' lists them.\n"
+    )
+    assert main(["regressions", "--results", str(asv_writer.root), "--unconfirmed"]) == 0
+    assert "w.W.time_x" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(

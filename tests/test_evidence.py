@@ -11,10 +11,11 @@ import pytest
 
 from conftest import AsvResultsWriter, commit_hash
 from jaxbench.analyse.detect import Evidence, Regression, Scan, scan
-from jaxbench.analyse.evidence import MIN_SIDE, below_floor, judge, unconfirmed_summary
+from jaxbench.analyse.evidence import MIN_SIDE, below_floor, judge
 from jaxbench.analyse.stats import step_p_value
 from jaxbench.cli import main
 from jaxbench.kinds import Kind
+from jaxbench.render.regressions import unconfirmed_summary
 from jaxbench.store.results import SeriesKey
 from jaxbench.store.series_table import load_series_table
 

@@ -615,6 +615,8 @@ def test_a_whole_result_failure_is_one_line_with_the_cause_asv_gave(
         "measured), worst first; --failing lists each:",
         f"{whole}: {IMPORT_ERROR}",
         "No regressions in 3 series.",
+        "Too few commits to test a step: 2 commits measured at most, and a step is listed "
+        "with 4 on each side; 'jaxbench review BASE HEAD' times two commits side by side.",
     ]
     (group,) = doc["failing"]
     assert (group["whole_result"], group["failed_commits"]) == (True, 2)

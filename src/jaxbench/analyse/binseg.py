@@ -22,9 +22,10 @@ propose the candidates. :func:`detect_steps` proposes them with that test:
 3. the part is cut at the largest statistic when its p-value, times the
    number of positions (Bonferroni), is below :data:`SPLIT_ALPHA`; each side
    is cut again the same way, until no cut passes. A part between two cuts
-   keeps at least :data:`MIN_INNER` values; the first and last parts of the
-   series at least :data:`MIN_PART` (so a step at the newest commits is
-   proposed, and the evidence test counts it as not yet tested).
+   keeps at least :data:`MIN_INNER` values; the first part of the series at
+   least :data:`MIN_PART`, the last part :data:`MIN_LAST` (so a step at the
+   newest commit is proposed, as asv's fit and ``detect_regressions`` propose
+   it, and the evidence test counts it as not yet tested).
 
 Each part becomes an asv-style step ``(left, right, level, minimum, error
 per point)``: the level is the weighted median of the part's values, the
@@ -49,18 +50,25 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["MIN_INNER", "MIN_PART", "SPLIT_ALPHA", "cuts", "detect_steps"]
+__all__ = ["MIN_INNER", "MIN_LAST", "MIN_PART", "RULES", "SPLIT_ALPHA", "cuts", "detect_steps"]
 
-#: Fewest values on each side of a cut (asv's ``detect_regressions`` reports
-#: nothing of a level with fewer than two values; the evidence test needs
-#: :data:`jaxbench.analyse.evidence.MIN_SIDE` to list one).
+#: Fewest values before the first cut (the evidence test needs
+#: :data:`jaxbench.analyse.evidence.MIN_SIDE` either side to list a step).
 MIN_PART = 2
+#: Fewest values after the last cut: one, so that a step at the newest commit
+#: is proposed (asv's ``detect_regressions`` accepts a short last level); the
+#: evidence test lists it once :data:`jaxbench.analyse.evidence.MIN_SIDE`
+#: commits follow it, and the listing counts it as not yet tested until then.
+MIN_LAST = 1
 #: Fewest values of a part between two cuts (the evidence test's MIN_SIDE).
 MIN_INNER = 4
 #: Level of each cut's test, Bonferroni over the positions of its part. The
 #: evidence test decides what is listed (Holm over the scan at 1 %); this one
 #: only proposes, so it is looser.
 SPLIT_ALPHA = 0.05
+#: The fit's rules, in the digest of every cached fit (detect.py): bumped when
+#: they change, so that a history's cached fits of the old rules are not reused.
+RULES = 2
 
 FloatArray = np.ndarray[Any, np.dtype[np.float64]]
 Step = tuple[int, int, float, float, float]
@@ -117,7 +125,7 @@ def cuts(z: FloatArray, w: FloatArray | None = None, alpha: float = SPLIT_ALPHA)
     """The cut positions of ``z`` (sorted, each 1..n-1) by binary segmentation.
 
     A part that borders another cut needs :data:`MIN_INNER` values; the first
-    and the last part of the series :data:`MIN_PART`.
+    part of the series :data:`MIN_PART`, the last :data:`MIN_LAST`.
     """
     n = len(z)
     weights = np.ones(n) if w is None else w
@@ -126,7 +134,7 @@ def cuts(z: FloatArray, w: FloatArray | None = None, alpha: float = SPLIT_ALPHA)
     while stack:
         a, b = stack.pop()
         min_left = MIN_PART if a == 0 else MIN_INNER
-        min_right = MIN_PART if b == n else MIN_INNER
+        min_right = MIN_LAST if b == n else MIN_INNER
         cut = _best_cut(z[a:b], weights[a:b], min_left, min_right, alpha)
         if cut is None:
             continue

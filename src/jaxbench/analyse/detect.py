@@ -330,7 +330,10 @@ class Scan:
 
 
 def _segment_digest(values: Any, weights: Any, method: str) -> bytes:
-    h = hashlib.blake2b(digest_size=16, person=method.encode())
+    from jaxbench.analyse.binseg import RULES
+
+    rules = f"{method}{RULES}" if method == "binseg" else method
+    h = hashlib.blake2b(digest_size=16, person=rules.encode())
     h.update(values.tobytes())
     h.update(weights.tobytes())
     return h.digest()

@@ -54,7 +54,7 @@ from jaxbench.analyse.floors import history_floor
 from jaxbench.analyse.stats import DEFAULT_ALPHA, holm_adjust, step_p_value
 from jaxbench.kinds import exact_figure
 
-__all__ = ["ALPHA", "MIN_SIDE", "below_floor", "judge", "unconfirmed_summary"]
+__all__ = ["ALPHA", "MIN_SIDE", "below_floor", "judge"]
 
 #: Fewest values (commits) on each side of a step for the test (3 let runs of
 #: three slow processes through, measured with bench/bench_step_evidence.py).
@@ -113,21 +113,3 @@ def judge(
         evidence = Evidence.CONFIRMED if p < alpha else Evidence.NOISE
         judged[index] = dataclasses.replace(judged[index], evidence=evidence, p_value=p)
     return judged
-
-
-def unconfirmed_summary(unconfirmed: Sequence[Regression]) -> str:
-    """One line counting the steps not listed, by why ("" when there are none)."""
-    if not unconfirmed:
-        return ""
-    why = {
-        Evidence.UNTESTED: f"with fewer than {MIN_SIDE} commits on a side",
-        Evidence.NOISE: "within the noise of the commits either side",
-        Evidence.BELOW_FLOOR: "within the measured floor of their family (analyse/floors.py)",
-    }
-    counts = {e: sum(r.evidence is e for r in unconfirmed) for e in why}
-    parts = ", ".join(f"{n} {why[e]}" for e, n in counts.items() if n)
-    noun = "step" if len(unconfirmed) == 1 else "steps"
-    return (
-        f"Not listed: {len(unconfirmed)} fitted {noun} that the values do not confirm "
-        f"({parts}); 'jaxbench regressions --unconfirmed' lists them."
-    )

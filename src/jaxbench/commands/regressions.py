@@ -195,7 +195,6 @@ def _check_options(args: argparse.Namespace) -> re.Pattern[str] | None:
 def run(args: argparse.Namespace) -> int:
     """List the failing benchmarks and the regressions; exit 0 unless ``--fail-on`` finds some."""
     from jaxbench.analyse.detect import DEFAULT_THRESHOLD
-    from jaxbench.analyse.evidence import unconfirmed_summary
     from jaxbench.jobs.first_parent import bisect_hint
     from jaxbench.jobs.regressions import ListingOptions, make_listing
     from jaxbench.render.paired import format_paired_text, paired_json
@@ -205,6 +204,8 @@ def run(args: argparse.Namespace) -> int:
         format_json,
         format_text,
         listing_text,
+        short_history_note,
+        unconfirmed_summary,
     )
 
     if args.quick and args.detector != "asv":
@@ -254,10 +255,15 @@ def run(args: argparse.Namespace) -> int:
     for warning in found.table.warnings:
         print(f"jaxbench: warning: {warning}", file=sys.stderr)
     n_series = found.found.n_series
+    short = short_history_note(found.table.longest(), paired=bool(runs)) if n_series else ""
 
     def events_text(budget: int | None) -> str:
         if args.series:
-            tail = [*changes_text(found.machine_changes), unconfirmed_summary(found.unconfirmed)]
+            tail = [
+                *changes_text(found.machine_changes),
+                unconfirmed_summary(found.unconfirmed),
+                short,
+            ]
             return format_text(found.regressions, n_series) + "".join(f"{x}\n" for x in tail if x)
         return format_events(
             found.events,
@@ -267,6 +273,7 @@ def run(args: argparse.Namespace) -> int:
             unconfirmed=found.unconfirmed,
             budget=budget,
             bisect=bisect_hint(args.config.parent if args.config else cwd, results=args.results),
+            notes=(short,),
         )
 
     if args.unconfirmed:

@@ -31,11 +31,11 @@ from typing import TYPE_CHECKING
 
 from jaxbench.analyse.detect import MachineChange, Regression
 from jaxbench.analyse.events import Event
-from jaxbench.analyse.evidence import unconfirmed_summary
 from jaxbench.analyse.failures import Failure, FailureGroup
 from jaxbench.errors import UsageError
 from jaxbench.kinds import TOLERANCE_TRACK, UNCHECKED_TRACK, Kind, method_of
 from jaxbench.render import links
+from jaxbench.render.regressions import unconfirmed_summary
 from jaxbench.render.units import format_ratio, format_value
 from jaxbench.store.checks import UncheckedWorkload
 from jaxbench.store.results import History

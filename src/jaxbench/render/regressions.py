@@ -97,6 +97,8 @@ __all__ = [
     "format_json",
     "format_text",
     "listing_text",
+    "short_history_note",
+    "unconfirmed_summary",
 ]
 
 #: Version of the ``--format json`` document (5: failures grouped by cause, ``retired``).
@@ -306,6 +308,62 @@ def _event_block(
     return lines
 
 
+def unconfirmed_summary(unconfirmed: Sequence[Regression]) -> str:
+    """One line counting the steps not listed, by why ("" when there are none).
+
+    The largest step not yet tested (too few commits after it: a step at the
+    newest commits) is named, so that a large one is seen before it is listed.
+    """
+    from jaxbench.analyse.evidence import MIN_SIDE
+    from jaxbench.analyse.findings import Evidence
+
+    if not unconfirmed:
+        return ""
+    why = {
+        Evidence.UNTESTED: f"with fewer than {MIN_SIDE} commits on a side",
+        Evidence.NOISE: "within the noise of the commits either side",
+        Evidence.BELOW_FLOOR: "within the measured floor of their family (analyse/floors.py)",
+    }
+    counts = {e: sum(r.evidence is e for r in unconfirmed) for e in why}
+    parts = ", ".join(f"{n} {why[e]}" for e, n in counts.items() if n)
+    untested = [r for r in unconfirmed if r.evidence is Evidence.UNTESTED]
+    if untested:
+        top = max(untested, key=lambda r: (r.ratio, r.date))
+        parts += (
+            f"; the largest not yet tested: {format_ratio(top.ratio)} "
+            f"{top.key.entry_name} at {top.bad_commit[:8]}"
+        )
+    noun = "step" if len(unconfirmed) == 1 else "steps"
+    return (
+        f"Not listed: {len(unconfirmed)} fitted {noun} that the values do not confirm "
+        f"({parts}); 'jaxbench regressions --unconfirmed' lists them."
+    )
+
+
+def short_history_note(n_commits: int, *, paired: bool) -> str:
+    """One line when the history is too short for any step to be tested ("" otherwise).
+
+    ``n_commits``: the most commits measured of any one series. A step is
+    listed with :data:`~jaxbench.analyse.evidence.MIN_SIDE` commits measured
+    on each side, so a series of fewer than twice that many lists none,
+    however large: say so, and what judges new commits instead.
+    """
+    from jaxbench.analyse.evidence import MIN_SIDE
+
+    if n_commits >= 2 * MIN_SIDE:
+        return ""
+    judge_now = (
+        "the paired history below times each new commit beside its parent"
+        if paired
+        else "'jaxbench review BASE HEAD' times two commits side by side"
+    )
+    noun = "commit" if n_commits == 1 else "commits"
+    return (
+        f"Too few commits to test a step: {n_commits} {noun} measured at most, and a step "
+        f"is listed with {MIN_SIDE} on each side; {judge_now}."
+    )
+
+
 def format_events(
     events: Sequence[Event],
     n_series: int,
@@ -315,6 +373,7 @@ def format_events(
     unconfirmed: Sequence[Regression] = (),
     budget: int | None = None,
     bisect: Callable[[Event], str | None] | None = None,
+    notes: Sequence[str] = (),
 ) -> str:
     """Events, most severe first: the top series of each, the rest counted.
 
@@ -322,12 +381,12 @@ def format_events(
     events that do not fit are counted in the first line (at least one is shown).
     ``bisect``: an event's ``jaxbench bisect`` command, shown under it, where its
     range holds several commits (:func:`jaxbench.jobs.first_parent.bisect_hint`).
+    ``notes``: lines after the rest (those that are empty are left out).
     """
-    from jaxbench.analyse.evidence import unconfirmed_summary
-
     tail = changes_text(machine_changes, most=None if budget is None else MAX_CHANGES)
     if unconfirmed:
         tail.append(unconfirmed_summary(unconfirmed))
+    tail.extend(note for note in notes if note)
     if not events:
         return "\n".join([f"No regressions in {n_series} series.", *tail]) + "\n"
     chosen = events if limit <= 0 else events[:limit]

@@ -117,6 +117,13 @@ class SeriesTable:
             dates.setdefault(f.commit, f.date)
         return tuple(sorted(dates, key=lambda c: (dates[c], c)))
 
+    def longest(self) -> int:
+        """The most commits with a value (not NaN) of any one series; 0 without series."""
+        if not self.keys:
+            return 0
+        known = np.concatenate([[0], np.cumsum(~np.isnan(self.values))])
+        return int((known[self.offsets[1:]] - known[self.offsets[:-1]]).max())
+
     def points(self, i: int) -> tuple[IntArray, FloatArray, FloatArray]:
         """(file indices, values, weights) of series ``i``."""
         a, b = int(self.offsets[i]), int(self.offsets[i + 1])
