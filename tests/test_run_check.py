@@ -8,6 +8,7 @@ non-zero with the cause; silent and 0 when the run measured what it could.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from dataclasses import replace
@@ -81,6 +82,43 @@ def test_a_run_whose_b_selected_nothing_is_told_apart(tmp_path: Path) -> None:
     assert not selected_nothing(tmp_path / "no-such.log")
     (tmp_path / "empty.log").write_text("")
     assert not selected_nothing(tmp_path / "empty.log")
+
+
+def test_a_b_pattern_that_selects_nothing_is_named_with_the_fix(tmp_path: Path) -> None:
+    """``make bench ASV_ARGS='-b typo'``: asv exits 1 after "No benchmarks selected"; the
+    job's last word says so (the pattern, or an empty suite) instead of "read why"."""
+
+    def problems() -> list[str]:
+        return run_problems(
+            asv_log=LOGS / "nothing-selected.log",
+            asv_status=1,
+            commits=[A],
+            results=tmp_path,
+            machine="m",
+            root=ROOT,
+        )
+
+    where = f" and run again (asv's output: {LOGS / 'nothing-selected.log'})"
+    assert problems() == [  # no benchmarks.json: either
+        "asv run selected no benchmark: its -b (--bench) pattern matches no benchmark's name, "
+        "or the suite has none; fix the pattern (ASV_ARGS in make) or the suite" + where
+    ]
+    (tmp_path / "benchmarks.json").write_text('{"version": 2}')
+    (empty,) = problems()
+    assert empty.startswith("asv found no benchmark in the suite: asv.conf.json's benchmark_dir")
+    entry = {"name": "bench_double.TimeDouble.time_double", "type": "time", "unit": "seconds",
+             "param_names": [], "params": [], "version": "1"}  # fmt: skip
+    benchmarks = {"version": 2, "bench_double.TimeDouble.time_double": entry}
+    (tmp_path / "benchmarks.json").write_text(json.dumps(benchmarks))
+    assert problems() == [
+        "asv run selected no benchmark: its -b (--bench) pattern, a regular expression searched "
+        "in each name, matches none of the suite's 1 (e.g. bench_double.TimeDouble.time_double); "
+        "fix the pattern (ASV_ARGS in make)" + where
+    ]
+    assert run_problems(  # asv ran (0): the log's last line is not read as a failure
+        asv_log=LOGS / "nothing-selected.log", asv_status=0, commits=[A], results=tmp_path,
+        machine="m", root=ROOT,
+    ) == []  # fmt: skip
 
 
 def _run(base: str, head: str, **fields: object) -> PairedRun:

@@ -16,7 +16,9 @@ from collections.abc import Collection
 from pathlib import Path
 
 from jaxbench.analyse.paired_history import gaps
-from jaxbench.store.asv_log import read_suite_failure
+from jaxbench.errors import ResultsError
+from jaxbench.store.asv_log import read_suite_failure, selected_nothing
+from jaxbench.store.benchmarks_json import read_benchmarks_json
 from jaxbench.store.paired import load_paired
 
 __all__ = ["PAIRS_NAMED", "run_problems"]
@@ -43,6 +45,8 @@ def run_problems(
     if failure is not None:
         fix = "fix that file" if failure.stage == "import" else "fix the project's build"
         problems.append(f"{failure}; nothing was measured; {fix} and run again{where}")
+    elif asv_log is not None and asv_status not in _ASV_RAN and selected_nothing(asv_log):
+        problems.append(f"{_selected_nothing(results)} and run again{where}")
     elif asv_status is not None and asv_status not in _ASV_RAN:
         problems.append(f"asv run exited with status {asv_status}; read why{where}")
     wanted = set(commits)
@@ -60,3 +64,28 @@ def run_problems(
             "(jaxbench regressions lists them)"
         )
     return problems
+
+
+def _selected_nothing(results: Path) -> str:
+    """Why asv selected no benchmark: its -b pattern matched none, or the suite has none.
+
+    asv writes every benchmark it found to benchmarks.json before it applies
+    ``-b``, so an empty file means an empty suite.
+    """
+    try:
+        found = read_benchmarks_json(results / "benchmarks.json").benchmarks
+    except ResultsError:
+        return (
+            "asv run selected no benchmark: its -b (--bench) pattern matches no benchmark's "
+            "name, or the suite has none; fix the pattern (ASV_ARGS in make) or the suite"
+        )
+    if not found:
+        return (
+            "asv found no benchmark in the suite: asv.conf.json's benchmark_dir needs a module "
+            "of time_*, track_* or peakmem_* functions or methods (or a jax_suite); add one"
+        )
+    return (
+        "asv run selected no benchmark: its -b (--bench) pattern, a regular expression "
+        f"searched in each name, matches none of the suite's {len(found)} (e.g. "
+        f"{found[0].name}); fix the pattern (ASV_ARGS in make)"
+    )
