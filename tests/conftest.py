@@ -199,10 +199,14 @@ def private_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 #: The folder of the run's machine lock, where this process made it.
 _LOCK_FOLDER = pytest.StashKey[str]()
+#: pip's constraints for every environment the tests build (asv's virtualenvs too).
+PIP_CONSTRAINTS = Path(__file__).resolve().parent / "pip-constraints.txt"
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """The run's machine lock (:mod:`machine_alone`), named before xdist starts its processes."""
+    """The run's machine lock (:mod:`machine_alone`), named before xdist starts its
+    processes, and :data:`PIP_CONSTRAINTS` for pip, unless ``PIP_CONSTRAINT`` is set."""
+    os.environ.setdefault("PIP_CONSTRAINT", str(PIP_CONSTRAINTS))
     if not hasattr(config, "workerinput") and machine_alone.LOCK_VARIABLE not in os.environ:
         folder = tempfile.mkdtemp(prefix="jaxbench-tests-")
         config.stash[_LOCK_FOLDER] = folder
