@@ -142,9 +142,14 @@ pictures: $(BIN)/.installed
 
 # --- the tests -----------------------------------------------------------------------
 # pytest's processes (pytest-xdist): each test module in one process (its
-# module-scoped fixtures run once), the end-to-end ones handed out first. TEST_WORKERS=0
-# runs them in this one process.
-TEST_WORKERS ?= 2
+# module-scoped fixtures run once), the end-to-end ones handed out first. One process
+# more than a 2-core machine's cores: while one waits for its turn alone (a test that
+# times two sides, tests/machine_alone.py) the other two keep both cores busy
+# (docs/measured.md: 719 s of pytest with 2, 659 s with 3). TEST_WORKERS=0 runs
+# them in this one process.
+TEST_WORKERS ?= 3
+# The shapes tier shares the machine freely, two shapes at a time.
+SHAPES_WORKERS ?= 2
 PYTEST_PARALLEL := $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
 
 test: setup lint typecheck unit
@@ -157,7 +162,7 @@ test-fast: setup
 # to end (init, bench-check, make bench, an A/A review, a failing benchmark).
 # Its own tier, minutes a shape: .ci/run runs it after make test.
 test-shapes: setup
-	$(BIN)/python -m pytest -q -n $(or $(filter-out 0,$(TEST_WORKERS)),1) --dist load -m shapes
+	$(BIN)/python -m pytest -q -n $(or $(filter-out 0,$(SHAPES_WORKERS)),1) --dist load -m shapes
 
 lint: setup
 	$(BIN)/ruff check src tests benchmarks bench

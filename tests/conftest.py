@@ -298,14 +298,45 @@ def cost_rank(item: pytest.Item) -> int:
     )
 
 
+#: In each rank of :data:`COST_ORDER`, the modules are handed out as one marked
+#: ``alone`` (some of its tests take the machine alone while they time), then
+#: ``ALONE_EVERY - 1`` that are not, and so on: the processes that are not
+#: waiting for a turn alone keep the cores busy (``make test`` runs one process
+#: more than this 2-core machine's cores).
+ALONE_EVERY = 3
+
+
+def handout_order(items: Sequence[pytest.Item]) -> list[pytest.Item]:
+    """The items module by module: the modules by their costliest test's
+    :func:`cost_rank`, within a rank those marked ``alone`` spread among the others
+    (:data:`ALONE_EVERY`); a module's tests keep their order, the costlier first."""
+    modules: dict[Path, list[pytest.Item]] = {}
+    for item in sorted(items, key=cost_rank):  # stable
+        modules.setdefault(item.path, []).append(item)
+    ranked: dict[int, tuple[list[list[pytest.Item]], list[list[pytest.Item]]]] = {}
+    for tests in modules.values():
+        alone, others = ranked.setdefault(cost_rank(tests[0]), ([], []))
+        (alone if any(t.get_closest_marker("alone") for t in tests) else others).append(tests)
+    order: list[pytest.Item] = []
+    for _rank, (alone, others) in sorted(ranked.items()):
+        while alone or others:
+            if alone:
+                order.extend(alone.pop(0))
+            for tests in others[: ALONE_EVERY - 1]:
+                order.extend(tests)
+            del others[: ALONE_EVERY - 1]
+    return order
+
+
+@pytest.hookimpl(trylast=True)  # after -m and -k have deselected theirs
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """In a pytest-xdist worker, the tests long first (:func:`cost_rank`, stable).
+    """In a pytest-xdist worker, the items in :func:`handout_order`.
 
     xdist sends the modules in the order its workers collected them (``make
     test`` passes ``--no-loadscope-reorder``: its own reordering counts tests,
     not their cost). A plain, serial run keeps the files' order."""
     if hasattr(config, "workerinput"):
-        items.sort(key=cost_rank)
+        items[:] = handout_order(items)
 
 
 # --- browser tests: a skip is loud, and a failure under CI ----------------------------

@@ -50,6 +50,9 @@ sys.path.insert(0, str(BENCH))
 
 import bench_bisect  # noqa: E402
 
+#: some tests take the machine alone while they time (tests/machine_alone.py)
+pytestmark = pytest.mark.alone
+
 WARM = Target("bench.Work.time_work")
 FIRST = Target("bench.WorkFigures.track_first_call_seconds")
 FLOPS = Target("bench.WorkFigures.track_work_flops")

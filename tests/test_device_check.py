@@ -20,7 +20,7 @@ import machine_alone
 
 ROOT = Path(__file__).resolve().parents[1]
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.alone]
 
 
 def _dry_run(tmp_path: Path, steps: str) -> tuple[subprocess.CompletedProcess[str], list[Any]]:

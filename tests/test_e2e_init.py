@@ -40,7 +40,7 @@ from init_repo import LAYER_SUITE, Repo, make_src_package
 from served import served
 from test_workflows import run_actionlint, run_zizmor
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.alone]
 
 JAX = "0.10.2"
 #: Only the matrix provides it: a requirement of tinyjax's bench extra, never installed with it.

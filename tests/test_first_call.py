@@ -19,6 +19,9 @@ import pytest
 import machine_alone
 from jaxbench.commands.first_call import kept_values, paired_values
 
+#: some tests take the machine alone while they time (tests/machine_alone.py)
+pytestmark = pytest.mark.alone
+
 SUITE = """\
 import os
 import random

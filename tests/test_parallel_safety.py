@@ -7,6 +7,7 @@ has a HOME of its own (tests/conftest.py) that keeps the user's caches.
 
 from __future__ import annotations
 
+import itertools
 import os
 import subprocess
 import sys
@@ -87,8 +88,26 @@ def test_cost_rank_puts_end_to_end_then_slow_tests_first(
     assert cost_rank(request.node) == rank
 
 
-def test_a_parallel_worker_runs_its_tests_long_first(request: pytest.FixtureRequest) -> None:
+def test_a_parallel_worker_hands_out_modules_long_first_and_alone_ones_spread(
+    request: pytest.FixtureRequest,
+) -> None:
+    """Module by module (loadfile), the costliest first; in each rank a module marked
+    ``alone`` is never handed out right after another while modules that are not wait."""
     if not hasattr(request.config, "workerinput"):
         pytest.skip("not a pytest-xdist worker: a serial run keeps the files' order")
-    ranks = [cost_rank(item) for item in request.session.items]
+    items = request.session.items
+    paths = [item.path for item in items]
+    firsts: dict[Path, pytest.Item] = {}
+    for item in items:
+        firsts.setdefault(item.path, item)
+    assert len([p for p, _ in itertools.groupby(paths)]) == len(firsts)  # each module whole
+    modules = list(firsts.values())
+    ranks = [cost_rank(m) for m in modules]
     assert ranks == sorted(ranks)
+    alone = [m.get_closest_marker("alone") is not None for m in modules]
+    for i in range(1, len(modules)):
+        later_others = any(
+            not alone[j] and ranks[j] == ranks[i] for j in range(i + 1, len(modules))
+        )
+        same_rank = ranks[i - 1] == ranks[i]
+        assert not (alone[i] and alone[i - 1] and same_rank and later_others), modules[i]

@@ -28,6 +28,9 @@ from jaxbench.errors import UsageError
 from jaxbench.jobs import review as review_job
 from jaxbench.store.asv_env import AsvEnv, review_env
 
+#: some tests take the machine alone while they time (tests/machine_alone.py)
+pytestmark = pytest.mark.alone
+
 #: A review of the tests' size: the rounds bend to it (the steps are as a real review's;
 #: a minute leaves the warm times about 10 s of rounds).
 BUDGET = "60s"

@@ -52,6 +52,9 @@ import bench_upgrade
 import e2e_repo
 import test_browser
 
+#: some tests take the machine alone while they time (tests/machine_alone.py)
+pytestmark = pytest.mark.alone
+
 #: A measured upgrade of the tests' size: its rounds bend to it (the steps are as a real
 #: upgrade's).
 BUDGET = "30s"
