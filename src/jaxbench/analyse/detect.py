@@ -329,11 +329,15 @@ class Scan:
         return tuple(r for r in self.steps if not r.evidence.listed)
 
 
-def _segment_digest(values: Any, weights: Any, method: str) -> bytes:
+def _fit_rules(method: str) -> bytes:
+    """The digest's personalisation of ``method``'s fits: binseg's with its rules' version."""
     from jaxbench.analyse.binseg import RULES
 
-    rules = f"{method}{RULES}" if method == "binseg" else method
-    h = hashlib.blake2b(digest_size=16, person=rules.encode())
+    return (f"{method}{RULES}" if method == "binseg" else method).encode()
+
+
+def _segment_digest(values: Any, weights: Any, rules: bytes) -> bytes:
+    h = hashlib.blake2b(digest_size=16, person=rules)
     h.update(values.tobytes())
     h.update(weights.tobytes())
     return h.digest()
@@ -503,6 +507,7 @@ def scan(
     searched = 0  # step-fitted segments, screened ones included (Holm's family)
     pending: list[tuple[Any, Any, str]] = []
     method = "binseg" if detector == "binseg" else "quick" if quick else "autogamma"
+    rules = _fit_rules(method)  # once a scan, not once a segment
     pending_keys: list[bytes] = []
     pending_set: set[bytes] = set()
     used: Fits = {}
@@ -532,7 +537,7 @@ def scan(
                 screened += 1
                 continue
             if not exact:
-                digest = _segment_digest(values[a:b], weights[a:b], method)
+                digest = _segment_digest(values[a:b], weights[a:b], rules)
                 cached = table.fits.get(digest)
                 if cached is not None:
                     used[digest] = cached
