@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from collections.abc import Generator, Iterator, Mapping, Sequence
@@ -195,6 +197,31 @@ def private_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         yield home
 
 
+@pytest.fixture(autouse=True)
+def machine_file_kept(private_home: Path) -> Iterator[None]:
+    """A test that leaves this process's ``~/.asv-machine.json`` unreadable fails, by name,
+    and the file is put back as it was: asv rewrites it whole (not atomically) at
+    every ``asv run`` and ``asv machine``, and a broken file fails the next test
+    of the process that runs asv, far from its cause."""
+    path = private_home / ".asv-machine.json"
+    before = path.read_bytes() if path.is_file() else None
+    yield
+    if not path.is_file():
+        return
+    try:
+        json.loads(path.read_bytes())
+    except ValueError as exc:
+        broken = path.read_bytes()
+        if before is None:
+            path.unlink()
+        else:
+            path.write_bytes(before)
+        pytest.fail(
+            f"this test left {path} unreadable ({exc}; {len(broken)} bytes: {broken[:200]!r}); "
+            "put back as it was before the test"
+        )
+
+
 # --- parallel runs (pytest-xdist) ----------------------------------------------------------
 
 #: The folder of the run's machine lock, where this process made it.
@@ -357,8 +384,14 @@ def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     """Under ``CI=true`` a skipped ``browser`` test is a failure: a green run in CI
-    must have driven a real browser."""
+    must have driven a real browser. A test that fails at ``subprocess.run(...,
+    check=True)`` (or its timeout) shows what the command printed: pytest's report
+    names only the command and its status, and a failure seen once in CI must be
+    readable from that run's log alone."""
     report = yield
+    failed = call.excinfo.value if call.excinfo is not None else None
+    if isinstance(failed, subprocess.CalledProcessError | subprocess.TimeoutExpired):
+        report.sections.append(("output of the failed command", _process_output(failed)))
     if report.skipped and _in_ci() and item.get_closest_marker("browser") is not None:
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
         report.outcome = "failed"
@@ -366,6 +399,15 @@ def pytest_runtest_makereport(
             f"CI=true and this browser test was skipped ({reason}); {BROWSER_SKIP_HELP}"
         )
     return report
+
+
+def _process_output(failed: subprocess.CalledProcessError | subprocess.TimeoutExpired) -> str:
+    """What a failed command printed (its last 6,000 characters a stream)."""
+    parts = []
+    for name, stream in (("stdout", failed.stdout), ("stderr", failed.stderr)):
+        text = stream.decode(errors="replace") if isinstance(stream, bytes) else stream or ""
+        parts.append(f"--- {name} ---\n{text[-6000:] if text else '(nothing)'}")
+    return "\n".join(parts)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -7,7 +7,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-from jaxbench.store.machine import MachineInfo, fingerprint_of, parse_cpuinfo, probe
+import pytest
+
+from jaxbench.errors import UsageError
+from jaxbench.store.machine import (
+    MachineInfo,
+    fingerprint_of,
+    parse_cpuinfo,
+    probe,
+    write_machine,
+)
 
 CPUINFO = """\
 processor\t: 0
@@ -112,3 +121,38 @@ def test_a_bad_machine_name_is_one_line_exit_2(tmp_path: Path) -> None:
     assert len(done.stderr.strip().splitlines()) == 1
     assert "machine name '../x'" in done.stderr
     assert not (tmp_path / "results").exists()
+
+
+def test_the_user_entry_is_merged_into_asvs_file_by_a_rename_in_asvs_format(
+    tmp_path: Path,
+) -> None:
+    """asv's own save truncates the file and then writes it (an interrupted write breaks
+    every later ``asv run``); jaxbench writes a whole new file and renames it."""
+    from asv.machine import MachineCollection
+
+    user_file = tmp_path / "asv-machine.json"
+    MachineCollection.save("other", {"machine": "other", "cpu": "x"}, _path=str(user_file))
+    inode = user_file.stat().st_ino
+    write_machine(_info(machine="box"), tmp_path / "results", asv_machine_file=user_file)
+    assert user_file.stat().st_ino != inode  # a new file, renamed over the old one
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("asv-machine")] == [
+        "asv-machine.json"
+    ]  # no temporary file left
+    assert MachineCollection.load("other", _path=str(user_file)) == {"machine": "other", "cpu": "x"}
+    assert MachineCollection.load("box", _path=str(user_file))["machine"] == "box"
+    # byte for byte what asv's own writer makes of the same machines
+    from asv import util
+
+    machines = json.loads(user_file.read_text())
+    del machines["version"]
+    util.write_json(str(tmp_path / "by-asv.json"), machines, MachineCollection.api_version)
+    assert user_file.read_bytes() == (tmp_path / "by-asv.json").read_bytes()
+
+
+@pytest.mark.parametrize("content", ['{"box": {"mach', "[1, 2]"])
+def test_an_unreadable_user_file_is_named_and_left_as_it_was(tmp_path: Path, content: str) -> None:
+    user_file = tmp_path / "asv-machine.json"
+    user_file.write_text(content)
+    with pytest.raises(UsageError, match=r"cannot record the machine in .*fix or remove that file"):
+        write_machine(_info(machine="box"), tmp_path / "results", asv_machine_file=user_file)
+    assert user_file.read_text() == content

@@ -1,6 +1,6 @@
 """The test processes stay apart: a HOME of their own, and long tests handed out first.
 
-``make test`` runs pytest in two processes (pytest-xdist). asv and
+``make test`` runs pytest in three processes (pytest-xdist). asv and
 ``jaxbench machine`` rewrite ``~/.asv-machine.json`` whole, so each process
 has a HOME of its own (tests/conftest.py) that keeps the user's caches.
 """
@@ -111,3 +111,54 @@ def test_a_parallel_worker_hands_out_modules_long_first_and_alone_ones_spread(
         )
         same_rank = ranks[i - 1] == ranks[i]
         assert not (alone[i] and alone[i - 1] and same_rank and later_others), modules[i]
+
+
+_INNER_TESTS = """
+import json, subprocess, sys
+from pathlib import Path
+
+def test_a_writes_a_machine():
+    path = Path.home() / ".asv-machine.json"
+    path.write_text(json.dumps({"box": {"machine": "box"}, "version": 1}))
+
+def test_b_breaks_the_machine_file():
+    (Path.home() / ".asv-machine.json").write_text('{"box": {"mach')
+
+def test_c_sees_it_as_before():
+    assert json.loads((Path.home() / ".asv-machine.json").read_text())["version"] == 1
+
+def test_d_a_command_fails():
+    code = "import sys; print('said-on-stdout'); sys.stderr.write('said-on-stderr'); sys.exit(3)"
+    subprocess.run([sys.executable, "-c", code], capture_output=True, check=True)
+"""
+
+
+def test_a_broken_machine_file_names_its_test_and_a_failed_command_shows_its_output(
+    tmp_path: Path,
+) -> None:
+    """The conftest's guards, in a pytest run of their own: the test that leaves
+    ``~/.asv-machine.json`` unreadable fails by name and the next sees the file as
+    it was; a ``check=True`` command that fails shows what it printed."""
+    (tmp_path / "test_inner.py").write_text(_INNER_TESTS, encoding="utf-8")
+    tests = Path(__file__).resolve().parent
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "conftest", "-p", "no:cacheprovider",
+         "-p", "no:randomly", "-q", "-n", "0", "--basetemp", str(tmp_path / "base"),
+         "--rootdir", str(tmp_path), "-c", "/dev/null", str(tmp_path / "test_inner.py")],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(tests)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )  # fmt: skip
+    out = done.stdout
+    assert done.returncode == 1, out + done.stderr
+    assert "1 failed, 3 passed, 1 error" in out, out  # test_b passes, then errs at teardown
+    assert "ERROR at teardown of test_b_breaks_the_machine_file" in out, out
+    assert ".asv-machine.json unreadable" in out, out
+    assert "put back as it was" in out, out
+    assert "test_c_sees_it_as_before" not in out.split("short test summary", 1)[-1], out
+    assert "output of the failed command" in out, out
+    assert "said-on-stdout" in out, out
+    assert "said-on-stderr" in out, out

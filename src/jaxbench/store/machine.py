@@ -23,8 +23,9 @@ folder, nor jaxbench's takes it for a result file).
 
 ``asv run --machine NAME`` reads the machine from ``~/.asv-machine.json``
 and writes it back to ``results/<machine>/machine.json``; so the entry is
-written there too (with asv's own :class:`asv.machine.MachineCollection`),
-as ``asv machine --yes`` does. Never imports jax.
+written there too, as ``asv machine --yes`` does (read with asv's reader,
+written in asv's format, but whole and renamed into place: see
+:func:`_register`). Never imports jax.
 """
 
 from __future__ import annotations
@@ -223,16 +224,30 @@ def write_machine(
 
 
 def _register(entry: Mapping[str, object], path: Path | None) -> None:
+    """Merge ``entry`` into asv's per-user machine file, atomically.
+
+    asv's :meth:`~asv.machine.MachineCollection.save` truncates the file and then
+    writes it: interrupted in between (Ctrl-C, a cancelled CI job's ``SIGTERM``,
+    which :mod:`jaxbench.cli` raises where the command is), it leaves a file
+    that fails every later ``asv run``. So the file is read with asv's reader and
+    written whole through a temporary file, in asv's own format (``version`` 1,
+    keys sorted, indent 4, as :func:`asv.util.write_json` writes it).
+    """
     from asv import util
     from asv.machine import MachineCollection
 
+    target = Path(path) if path is not None else Path(MachineCollection.get_machine_file_path())
     fields = {k: v for k, v in entry.items() if k != "version"}
     try:
-        MachineCollection.save(
-            str(entry["machine"]), fields, _path=None if path is None else str(path)
-        )
+        machines = util.load_json(str(target)) if target.is_file() else {}
+        if not isinstance(machines, dict):
+            raise util.UserError(f"{target} holds no JSON object")
     except (OSError, util.UserError) as exc:
         where = path or "~/.asv-machine.json"
         raise UsageError(
             f"cannot record the machine in {where}: {exc}; fix or remove that file"
         ) from None
+    machines.pop("version", None)
+    machines[str(entry["machine"])] = fields
+    machines["version"] = MachineCollection.api_version
+    write_text_atomic(target, json.dumps(machines, indent=4, sort_keys=True))
