@@ -192,6 +192,19 @@ def test_a_history_too_short_to_test_a_step_says_so_and_what_judges_it(
             "Too few commits to test a step: 3 commits measured at most, and a step is listed "
             "with 4 on each side; 'jaxbench review BASE HEAD' times two commits side by side.\n"
         )
+    assert main(["regressions", "--results", str(asv_writer.root), "--format", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["longest_series"] == 3
+    assert document["notes"] == [
+        "Too few commits to test a step: 3 commits measured at most, and a step is listed "
+        "with 4 on each side; 'jaxbench review BASE HEAD' times two commits side by side."
+    ]
+    asv_writer.write_result(commit_hash(3), 3 * DAY, {"w.W.time_x": None})  # a failed run
+    for i, value in enumerate((675e-6,) * 5, start=4):
+        asv_writer.write_result(commit_hash(i), i * DAY, {"w.W.time_x": value})
+    assert main(["regressions", "--results", str(asv_writer.root), "--format", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert (document["longest_series"], document["notes"]) == (8, [])
 
 
 def test_a_step_at_the_newest_commit_is_named_before_it_can_be_tested(

@@ -235,6 +235,9 @@ def run(args: argparse.Namespace) -> int:
     runs, series = found.paired_runs, found.paired_series
     paired = format_paired_text(series, runs) if runs else ""
     status = _status(list(found.failing), args.fail_on)
+    n_series = found.found.n_series
+    longest = found.table.longest()
+    short = short_history_note(longest, paired=bool(runs)) if n_series else ""
     if args.format == "json":
         sys.stdout.write(
             format_json(
@@ -249,13 +252,13 @@ def run(args: argparse.Namespace) -> int:
                 retired=found.retired,
                 asv_logs=args.asv_log,
                 paired_history=paired_json(series, runs) if runs else None,
+                longest_series=longest,
+                notes=(short,),
             )
         )
         return status
     for warning in found.table.warnings:
         print(f"jaxbench: warning: {warning}", file=sys.stderr)
-    n_series = found.found.n_series
-    short = short_history_note(found.table.longest(), paired=bool(runs)) if n_series else ""
 
     def events_text(budget: int | None) -> str:
         if args.series:

@@ -13,12 +13,15 @@ first and counts the rest. ``--failing``, ``--limit N`` / ``--limit 0`` and
 
 JSON output (``--format json``) is versioned::
 
-    {"format": 5, "detector": "binseg", "series": N, "failing": [...],
-     "newly_failing": N, "retired": [...], "asv_logs": ["..."], "events": [...],
-     "regressions": [...], "unconfirmed": [...], "machine_changes": [...],
-     "warnings": ["...", ...]}
+    {"format": 5, "detector": "binseg", "series": N, "longest_series": N,
+     "failing": [...], "newly_failing": N, "retired": [...], "asv_logs": ["..."],
+     "events": [...], "regressions": [...], "unconfirmed": [...],
+     "machine_changes": [...], "notes": ["...", ...], "warnings": ["...", ...]}
 
 ``detector`` names the step fit that found the steps (``--detector``).
+``longest_series`` is the most commits measured in any one series, and
+``notes`` the lines the text ends with that no other field carries (a
+history too short for any step to be tested: :func:`short_history_note`).
 ``failing`` holds the groups of benchmarks failing at the newest commit of
 their machine and environment, one per machine, environment, commit and
 cause, most important first: ``machine``, ``env_name``, ``since_commit``,
@@ -228,12 +231,15 @@ def format_json(
     retired: Sequence[Retired] = (),
     asv_logs: Sequence[Path] = (),
     paired_history: dict[str, object] | None = None,
+    longest_series: int = 0,
+    notes: Sequence[str] = (),
 ) -> str:
     """The versioned JSON listing (every event and failure: the budget is the text's only)."""
     document: dict[str, Any] = {
         "format": JSON_FORMAT,
         "detector": detector,
         "series": n_series,
+        "longest_series": longest_series,
         "failing": [_failure_group_entry(g) for g in failing],
         "newly_failing": sum(f.newly for g in failing for f in g.failures),
         "retired": [_retired_entry(r) for r in retired],
@@ -242,6 +248,7 @@ def format_json(
         "regressions": [_entry(r) for r in regressions],
         "unconfirmed": [_entry(r) for r in unconfirmed],
         "machine_changes": [_change_entry(c) for c in machine_changes],
+        "notes": [n for n in notes if n],
         "warnings": list(warnings),
     }
     if paired_history is not None:
