@@ -32,9 +32,9 @@ Suites (``--suite``):
     measured outside half to twice its size is left out, with a line that
     says so. The levels are reviewed on their own (not with the other
     planted heads, whose base is this project's predict as it is). The +2 %
-    level sits at the review's gate on the paired ratio (1.02,
-    ``--paired-factor``): its estimate passes the gate about half the time,
-    whatever the rounds;
+    level is twice the review's gate on the paired ratio (1.01,
+    ``jaxbench.jobs.review.REVIEW_PAIRED_FACTOR``; ``compare``'s default
+    is 1.02, which a +2 % estimate passes about half the time);
   - ``warm``: three more tanh passes over predict's output (+7 to +9 %);
   - ``compile``: a larger unrolled graph (16 chained tanh steps);
   - ``correctness``: predict's answer 1 % off (past its tolerance);
