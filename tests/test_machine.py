@@ -156,3 +156,14 @@ def test_an_unreadable_user_file_is_named_and_left_as_it_was(tmp_path: Path, con
     with pytest.raises(UsageError, match=r"cannot record the machine in .*fix or remove that file"):
         write_machine(_info(machine="box"), tmp_path / "results", asv_machine_file=user_file)
     assert user_file.read_text() == content
+
+
+def test_a_linked_user_file_is_written_where_the_link_points(tmp_path: Path) -> None:
+    real = tmp_path / "dotfiles" / "asv-machine.json"
+    real.parent.mkdir()
+    real.write_text('{"other": {"machine": "other"}, "version": 1}')
+    link = tmp_path / "asv-machine.json"
+    link.symlink_to(real)
+    write_machine(_info(machine="box"), tmp_path / "results", asv_machine_file=link)
+    assert link.is_symlink()
+    assert set(json.loads(real.read_text())) == {"other", "box", "version"}

@@ -237,6 +237,7 @@ def _register(entry: Mapping[str, object], path: Path | None) -> None:
     from asv.machine import MachineCollection
 
     target = Path(path) if path is not None else Path(MachineCollection.get_machine_file_path())
+    target = target.resolve()  # a link (a dotfiles checkout) keeps pointing at the new file
     fields = {k: v for k, v in entry.items() if k != "version"}
     try:
         machines = util.load_json(str(target)) if target.is_file() else {}
