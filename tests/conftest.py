@@ -208,16 +208,16 @@ def machine_file_kept(private_home: Path) -> Iterator[None]:
     yield
     if not path.is_file():
         return
+    after = path.read_bytes()
     try:
-        json.loads(path.read_bytes())
+        json.loads(after)
     except ValueError as exc:
-        broken = path.read_bytes()
         if before is None:
             path.unlink()
         else:
             path.write_bytes(before)
         pytest.fail(
-            f"this test left {path} unreadable ({exc}; {len(broken)} bytes: {broken[:200]!r}); "
+            f"this test left {path} unreadable ({exc}; {len(after)} bytes: {after[:200]!r}); "
             "put back as it was before the test"
         )
 
