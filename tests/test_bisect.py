@@ -230,8 +230,38 @@ def test_the_ends_rule_calls_different_same_and_undecided() -> None:
     assert within.call is Call.SAME, within.reason
     noisy = judge_step({WARM: _lockstep(rng, 1.0, 1.01, 5, drift=0.05)}, LOOKS, 0)[WARM]
     assert noisy.call is Call.UNDECIDED, noisy.reason
-    small = judge_step({WARM: _lockstep(rng, 1.0, 1.01, 20, drift=0.001)}, LOOKS, 2)[WARM]
-    assert small.call is not Call.DIFFERENT  # significant, but within the 1.02 gate
+    small = judge_step({WARM: _lockstep(rng, 1.0, 1.005, 20, drift=0.001)}, LOOKS, 2)[WARM]
+    assert small.call is not Call.DIFFERENT  # significant, but within the review's 1.01 gate
+
+
+def test_a_warm_change_the_review_flags_is_different_at_the_ends() -> None:
+    """The review flags a warm time 1 % beyond its base (REVIEW_PAIRED_FACTOR); so does
+    bisect at the ends, else a flagged pull request could not be bisected. An
+    unchanged warm time still settles as *same* in as many rounds as before."""
+    for seed in range(5):
+        rng = random.Random(100 + seed)
+        flagged = judge_step({WARM: _lockstep(rng, 1.0, 1.015, 20, drift=0.004)}, LOOKS, 2)[WARM]
+        assert flagged.call is Call.DIFFERENT, flagged.reason
+        assert flagged.ratio is not None
+        assert 1.01 < flagged.ratio < 1.02
+        unchanged = judge_step({WARM: _lockstep(rng, 1.0, 1.0, 10, drift=0.004)}, LOOKS, 1)[WARM]
+        assert unchanged.call is Call.SAME, unchanged.reason
+
+
+def test_a_step_of_one_and_a_half_percent_is_found_at_its_commit() -> None:
+    """A step the review flags (1.5 %, between its 1.01 gate and compare's 1.02), in
+    16 commits, rounds varying by 1 % (as pinned rounds do): found at its commit in
+    most searches, never at another (at a 1.02 gate: none found, ends same or undecided)."""
+
+    def levels(target: Target, c: int) -> float:
+        return 100e-6 * (1.015 if c >= 5 else 1.0)
+
+    found = []
+    for seed in range(10):
+        (finding,) = _bisect(16, levels, (WARM,), seed).findings
+        found.append(finding.index if finding.found else None)
+    assert set(found) <= {5, None}
+    assert found.count(5) >= 8, found
 
 
 def test_the_steps_benchmarks_are_one_holm_family() -> None:

@@ -21,8 +21,10 @@ default); after each look the rule is applied to the rounds so far:
 
 * *different* when the paired t-test of "no change"
   (:func:`~jaxbench.analyse.stats.paired_p_value`) rejects, and the mean
-  lies beyond the kind's gate (``compare``'s: 1.02 for warm times, 1.10 for
-  first calls, 1.10 and 1 MiB for memory). The p-value is spent over the
+  lies beyond the kind's gate (warm times: the review's 1.01,
+  :data:`~jaxbench.analyse.stats.REVIEW_PAIRED_FACTOR`, so that what a
+  review flags can be bisected; ``compare``'s 1.10 for first calls, 1.10
+  and 1 MiB for memory). The p-value is spent over the
   looks by weighted Bonferroni: ``P = min over looks k of p_k / w_k``, the
   weights ``w_k`` proportional to the rounds of each look and summing to 1
   (:func:`spent_p_value`), so that under no change ``P <= u`` has a chance of
@@ -34,7 +36,10 @@ default); after each look the rule is applied to the rounds so far:
   between two commits of identical code calls any target different is at
   most ``alpha``.
 * *same*, at the ends (no step size known yet): the two one-sided tests of
-  equivalence, each at ``alpha * w_k``, put the mean within the gate.
+  equivalence, each at ``alpha * w_k``, put the mean within the kind's band
+  (warm times: ``compare``'s 1.02, :data:`~jaxbench.analyse.stats.PAIRED_FACTOR`,
+  as before their gate was lowered to the review's, so an unchanged
+  benchmark settles in the rounds it did; the other kinds: their gate).
   Inside the range, for a target whose ends differed by ``D`` (the ends'
   mean): the one-sided upper bound of the change, at ``alpha * w_k``, lies
   below half of ``D``: this pair holds less than half of the step.
@@ -85,6 +90,7 @@ from jaxbench.analyse.stats import (
     EXACT_RTOL,
     MIN_PAIRED_ROUNDS,
     PAIRED_FACTOR,
+    REVIEW_PAIRED_FACTOR,
     holm_adjust,
     paired_p_value,
     paired_round_estimates,
@@ -298,7 +304,7 @@ def _median(values: Sequence[float]) -> float:
 
 
 def _band(target: Target, s: Sampled) -> float:
-    """The gate in the statistic's units: log(factor), or bytes for memory amounts."""
+    """The band of *same* at the ends, in the statistic's units: log(factor), or bytes."""
     if target.kind is Kind.TIME:
         return math.log(PAIRED_FACTOR)
     if target.kind is Kind.COMPILE:
@@ -307,6 +313,13 @@ def _band(target: Target, s: Sampled) -> float:
     absolute = floor.history_absolute if floor is not None else 0.0
     base = _median(s.base) if s.base else 0.0
     return max(absolute, (MEMORY_FACTOR - 1.0) * abs(base))
+
+
+def _gate(target: Target, s: Sampled) -> float:
+    """How far beyond no change a *different* call lies: the review's gate for warm times."""
+    if target.kind is Kind.TIME:
+        return math.log(REVIEW_PAIRED_FACTOR)
+    return _band(target, s)
 
 
 @dataclass(frozen=True)
@@ -341,6 +354,9 @@ class _Estimate:
     stats: tuple[float, ...]
     mean: float
     se: float
+    #: beyond it *different* (with the test)
+    gate: float
+    #: within it *same* at the ends (equivalence)
     band: float
     p: float
     ratio: float | None
@@ -359,7 +375,13 @@ def _estimate(target: Target, s: Sampled, looks: Looks) -> _Estimate | None:
     else:
         ratio = math.exp(mean)
     return _Estimate(
-        tuple(stats), mean, sd / math.sqrt(n), _band(target, s), spent_p_value(stats, looks), ratio
+        tuple(stats),
+        mean,
+        sd / math.sqrt(n),
+        _gate(target, s),
+        _band(target, s),
+        spent_p_value(stats, looks),
+        ratio,
     )
 
 
@@ -411,14 +433,14 @@ def _call_paired(
 ) -> tuple[Call, str]:
     t = _t(1 - level, len(e.stats) - 1)
     upper, lower = e.mean + t * e.se, e.mean - t * e.se
-    different = holm < alpha and abs(e.mean) > e.band
+    different = holm < alpha and abs(e.mean) > e.gate
     tested = f"Holm p={_fmt_p(holm)}"
     if ends is None:
         if different:
             return Call.DIFFERENT, f"{tested} < {alpha:g}, beyond the gate"
         if -e.band < lower and upper < e.band:
-            return Call.SAME, "within the gate (equivalence at the look's alpha)"
-        return Call.UNDECIDED, f"{tested}; neither beyond nor surely within the gate"
+            return Call.SAME, "within the band (equivalence at the look's alpha)"
+        return Call.UNDECIDED, f"{tested}; neither beyond the gate nor surely within the band"
     sign = 1.0 if ends > 0 else -1.0
     bound = upper if sign > 0 else -lower
     if bound < abs(ends) * HALF:

@@ -54,6 +54,7 @@ from typing import Any
 from jaxbench.analyse.budget import batches, per_round_within, sample_seconds
 from jaxbench.analyse.compare import DEFAULT_FAIL_ON, CompareReport, Settings
 from jaxbench.analyse.hlo import diff_runs
+from jaxbench.analyse.stats import REVIEW_PAIRED_FACTOR
 from jaxbench.errors import JaxbenchError, UsageError
 from jaxbench.jobs.ab import AbSettings, Size, time_side_by_side
 from jaxbench.jobs.compare import Compared, compare_commits, render
@@ -106,18 +107,6 @@ _ASV_RAN = (0, 2)
 
 def _first_call_defaults() -> FirstCallSettings:
     return FirstCallSettings(rounds=10, min_rounds=4)
-
-
-#: The review's gate on a warm time's paired ratio: 1 %, half of ``compare
-#: --paired-factor``'s default (:data:`~jaxbench.analyse.stats.PAIRED_FACTOR`,
-#: also the paired history's). The gate only sizes what is called: a flag
-#: still needs the paired t-test's Holm-adjusted p-value under 0.01 over the
-#: review's rows, which holds the review's false alarms to 1 % by itself. In
-#: whole reviews on this project's 2-core machine (docs/measured.md) every
-#: A/A row's Holm p-value was 0.23 or more and its ratio within 0.7 %, while
-#: a +2 % head's rows that call the changed code measured 1.014x to 1.021x:
-#: at 1.02 the gate, not the test, missed them.
-REVIEW_PAIRED_FACTOR = 1.01
 
 
 def _compare_defaults() -> Settings:
