@@ -534,9 +534,11 @@ def main() -> None:
         if kind != "aa":
             verdict = f"{'caught' if caught(found) else 'NOT caught'} by {EXPECTED[kind]}, "
         predict = ", ".join(f"({p}) {r:.3f}x {v}" for p, r, v in found.predict)
+        if args.suite == "project":  # the scratch project's predict carries the plants
+            predict = f"; Predict.time_warm {predict or 'no row'}"
         print(
             f"review {index + 1} ({kind}): exit {found.status}, {verdict}flagged {flagged}; "
-            f"{_line(found)}; {found.summary}; Predict.time_warm {predict or 'no row'}",
+            f"{_line(found)}; {found.summary}{predict}",
             flush=True,
         )
     report(reviews, levels, budget)
