@@ -315,13 +315,6 @@ def _band(target: Target, s: Sampled) -> float:
     return max(absolute, (MEMORY_FACTOR - 1.0) * abs(base))
 
 
-def _gate(target: Target, s: Sampled) -> float:
-    """How far beyond no change a *different* call lies: the review's gate for warm times."""
-    if target.kind is Kind.TIME:
-        return math.log(REVIEW_PAIRED_FACTOR)
-    return _band(target, s)
-
-
 @dataclass(frozen=True)
 class Judged:
     """One target's verdict in one step (the base and head of the step are the pair's)."""
@@ -374,14 +367,11 @@ def _estimate(target: Target, s: Sampled, looks: Looks) -> _Estimate | None:
         ratio = h / b if b > 0 else None
     else:
         ratio = math.exp(mean)
+    band = _band(target, s)
+    # a *different* warm time lies beyond the review's gate; the other kinds' gate is their band
+    gate = math.log(REVIEW_PAIRED_FACTOR) if target.kind is Kind.TIME else band
     return _Estimate(
-        tuple(stats),
-        mean,
-        sd / math.sqrt(n),
-        _gate(target, s),
-        _band(target, s),
-        spent_p_value(stats, looks),
-        ratio,
+        tuple(stats), mean, sd / math.sqrt(n), gate, band, spent_p_value(stats, looks), ratio
     )
 
 
