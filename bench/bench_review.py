@@ -33,7 +33,7 @@ Suites (``--suite``):
     says so. The levels are reviewed on their own (not with the other
     planted heads, whose base is this project's predict as it is). The +2 %
     level is twice the review's gate on the paired ratio (1.01,
-    ``jaxbench.jobs.review.REVIEW_PAIRED_FACTOR``; ``compare``'s default
+    ``jaxbench.analyse.stats.REVIEW_PAIRED_FACTOR``; ``compare``'s default
     is 1.02, which a +2 % estimate passes about half the time);
   - ``warm``: three more tanh passes over predict's output (+7 to +9 %);
   - ``compile``: a larger unrolled graph (16 chained tanh steps);
@@ -533,9 +533,10 @@ def main() -> None:
         verdict = ""
         if kind != "aa":
             verdict = f"{'caught' if caught(found) else 'NOT caught'} by {EXPECTED[kind]}, "
-        predict = ", ".join(f"({p}) {r:.3f}x {v}" for p, r, v in found.predict)
+        predict = ""
         if args.suite == "project":  # the scratch project's predict carries the plants
-            predict = f"; Predict.time_warm {predict or 'no row'}"
+            ratios = ", ".join(f"({p}) {r:.3f}x {v}" for p, r, v in found.predict)
+            predict = f"; Predict.time_warm {ratios or 'no row'}"
         print(
             f"review {index + 1} ({kind}): exit {found.status}, {verdict}flagged {flagged}; "
             f"{_line(found)}; {found.summary}{predict}",

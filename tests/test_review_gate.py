@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from jaxbench.analyse.compare import Settings
-from jaxbench.analyse.stats import PAIRED_FACTOR, Verdict, compare_paired
-from jaxbench.jobs.review import REVIEW_PAIRED_FACTOR, ReviewSettings
+from jaxbench.analyse.stats import PAIRED_FACTOR, REVIEW_PAIRED_FACTOR, Verdict, compare_paired
+from jaxbench.jobs.review import ReviewSettings
 
 ROUNDS, PER_ROUND = 12, 100
 
