@@ -471,6 +471,12 @@ def main() -> None:
     parser.add_argument("-b", "--bench", action="append", help="jaxbench review -b (repeatable)")
     parser.add_argument("--keep", type=Path, help="keep each review's JSON and output here")
     parser.add_argument("--workdir", type=Path, help="scratch folder (default: a temporary one)")
+    parser.add_argument(
+        "--stop-after",
+        default="none",
+        help="start no review after this long (e.g. 130m; default: none); "
+        "the tables cover the reviews done",
+    )
     args = parser.parse_args()
     known = MCMC_PLANTS if args.suite == "mcmc" else {**PLANTS, **LEVELS}
     planted = [k for k in args.planted.split(",") if k]
@@ -480,6 +486,7 @@ def main() -> None:
     if args.keep:
         args.keep.mkdir(parents=True, exist_ok=True)
     budget = _seconds(args.budget)
+    stop_after = _seconds(args.stop_after)
 
     work = args.workdir or Path(tempfile.mkdtemp(prefix="bench-review-"))
     root = work / "repo"
@@ -526,6 +533,12 @@ def main() -> None:
     for i in range(max(args.aa, args.repeat_planted)):
         order += ["aa"] * (i < args.aa) + planted * (i < args.repeat_planted)
     for index, kind in enumerate(order):
+        if time.perf_counter() - clock > stop_after:
+            print(
+                f"--stop-after {args.stop_after}: stopped after {index} of {len(order)} reviews",
+                flush=True,
+            )
+            break
         head = make_head(root, base, args.suite, kind, index, plants, base_predict)
         found = review(root, base, head, kind, args)
         reviews.append(found)
