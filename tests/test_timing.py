@@ -9,6 +9,7 @@ synchronized on a matmul of tens of milliseconds, inside one run.
 
 from __future__ import annotations
 
+import gc
 import statistics
 from collections.abc import Callable
 from functools import partial
@@ -92,6 +93,59 @@ def test_first_call_is_fresh_even_after_the_function_ran(predict_inputs: timing.
     assert stages.lower is not None
     assert stages.compile is not None
     assert min(stages.trace, stages.lower, stages.compile, stages.first_execute) >= 0
+
+
+class GcWatch:
+    """Clock readings that note whether the collector was on, and collections that start."""
+
+    def __init__(self) -> None:
+        self.readings: list[bool] = []
+        self.started: list[int] = []  # the number of readings when each collection started
+
+    def clock(self) -> float:
+        self.readings.append(gc.isenabled())
+        return float(len(self.readings))
+
+    def callback(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self.started.append(len(self.readings))
+
+
+@pytest.mark.parametrize("jit", [True, False])
+def test_first_call_stages_are_timed_with_the_collector_off_after_a_collection(
+    predict_inputs: timing.Placed, jit: bool
+) -> None:
+    # a collection's cost grows with what the process holds; timed with the
+    # collector on, a first call paid for earlier workloads' garbage
+    watch = GcWatch()
+    gc.callbacks.append(watch.callback)
+    try:
+        timing.first_call(
+            workloads.predict,
+            predict_inputs.args,
+            options=timing.JitOptions(jit=jit),
+            clock=watch.clock,
+        )
+    finally:
+        gc.callbacks.remove(watch.callback)
+    assert watch.readings == [False] * (5 if jit else 2)
+    assert watch.started, "no full collection before the clock started"
+    # none between the first reading and the last (one may start once the collector is back on)
+    assert all(n in (0, len(watch.readings)) for n in watch.started), watch.started
+    assert gc.isenabled()
+
+
+def test_the_collector_stays_off_where_it_was_off() -> None:
+    gc.disable()
+    try:
+        with timing.collector_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    with pytest.raises(RuntimeError), timing.collector_paused():
+        raise RuntimeError("a first call that raised")
+    assert gc.isenabled()
 
 
 def test_a_shape_changing_call_is_caught_as_recompilation() -> None:

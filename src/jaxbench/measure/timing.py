@@ -13,6 +13,10 @@ The boundaries, as in the lesson:
 caches (``jax.clear_caches()``), disables the persistent compilation cache,
 and fails unless jax's monitoring reports a backend compile during the
 compile stage. Warm samples fail when jax reports any compile while they run.
+The first call's stages are timed as ``timeit`` (and so asv) times warm calls:
+after a full collection, with Python's garbage collector off
+(:func:`collector_paused`), so they do not pay for collecting what earlier
+workloads in the process left behind.
 
 Clocks are injectable (any ``() -> float`` in seconds) so tests can drive them.
 """
@@ -20,6 +24,7 @@ Clocks are injectable (any ``() -> float`` in seconds) so tests can drive them.
 from __future__ import annotations
 
 import functools
+import gc
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -41,6 +46,7 @@ __all__ = [
     "FirstCall",
     "JitOptions",
     "Placed",
+    "collector_paused",
     "compile_count",
     "compile_events",
     "disable_persistent_cache",
@@ -377,12 +383,46 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else ""
 
 
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """A full collection, then Python's garbage collector off until the block ends.
+
+    ``timeit`` (and so asv) times this way. A collection's cost grows with
+    everything alive in the process, and when one starts depends on what ran
+    before: the suites of one benchmark module are measured one after the
+    other in one process, and with the collector on, the first workload's
+    trace paid for a collection of what importing jax left (an MCMC sampler's
+    trace: 66 to 72 ms first in the process, 36 to 43 ms with the collector
+    paused; docs/measured.md). Collecting first also frees the cycles that
+    ``jax.clear_caches()`` let go of.
+    """
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def _first_call(
     fn: Callable[..., Any], call: Args, options: JitOptions, clock: Clock
 ) -> tuple[FirstCall, Any, Any, Any]:
     disable_persistent_cache()
     jitted = options.wrap(fn, call)
     jax.clear_caches()
+    with collector_paused():
+        return _timed_first_call(fn, jitted, call, options, clock)
+
+
+def _timed_first_call(
+    fn: Callable[..., Any],
+    jitted: Callable[..., Any],
+    call: Args,
+    options: JitOptions,
+    clock: Clock,
+) -> tuple[FirstCall, Any, Any, Any]:
     if not options.jit:
         with compile_events() as compiles:
             t0 = clock()
