@@ -114,7 +114,9 @@ PAIRED_FACTOR = 1.02
 #: itself. In whole reviews on this project's 2-core machine
 #: (docs/measured.md), 10 A/A reviews at this gate flagged no row (smallest
 #: Holm p-value 0.05, ratios within 0.8 %) while +2 % heads, measured at
-#: 1.009x to 1.024x, were found in 15 of 16 (13 of 16 at a 1.02 gate).
+#: 1.009x to 1.024x, were found in 15 of 16 (13 of 16 at a 1.02 gate); on a
+#: slower machine, 0 of 12 A/A and 8 of 12 at +2 %, the misses held back by
+#: the Holm family, not by this gate.
 REVIEW_PAIRED_FACTOR = 1.01
 EXACT_RTOL = 1e-9
 #: A paired test with a second look (:func:`two_look_p_value`) spends this
