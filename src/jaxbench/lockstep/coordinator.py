@@ -15,11 +15,16 @@ repeated in fresh processes, because a process keeps some of its own speed
 for its whole life.
 
 With ``Side.forkserver`` (asv.conf.json's ``"launch_method": "forkserver"``)
-each side has a server process that imports the suite once (``worker.py
---serve``) and forks every round's worker, which pins itself before jax's
-backend starts: a fresh process, as asv's forkserver starts a benchmark,
-without a round paying jax's import. ``parallel`` rounds run at once, each on
-CPUs of its own (two on a 2-core machine at one CPU a round).
+each round starts a server per side that imports the suite (``worker.py
+--serve``, pinned to the round's CPUs) and forks the round's worker from it,
+which pins itself before jax's backend starts: a fresh process, as asv's
+forkserver starts a benchmark. A server serves one round only: rounds forked
+from one server kept for the whole run were not independent (an A/A
+experiment in ``docs/measured.md``: their run means spread 1.5 times the
+standard error the rounds claimed, a new interpreter per round 0.7 times),
+and the paired test counts the rounds as independent units. ``parallel``
+rounds run at once, each on CPUs of its own (two on a 2-core machine at one
+CPU a round).
 
 Both processes of a round are pinned to the same CPU (``cpus`` per round,
 rotating over the CPUs this process may use from round to round): on this
@@ -169,7 +174,8 @@ class _Worker:
         self.side = side
         self._stderr = stderr
         pin = [",".join(str(c) for c in cpus)] if cpus else []
-        args = ["--serve", str(side.benchmarks)] if serve else [str(side.benchmarks), *pin]
+        args = ["--serve"] if serve else []
+        args += [str(side.benchmarks), *pin]
         try:
             self.proc = subprocess.Popen(
                 [side.python, str(side.worker), *args],
@@ -333,8 +339,8 @@ class _Forked:
                 self.ask({"op": "close"}, DEFAULT_TIMEOUT)
 
 
-#: Starts side ``i``'s worker for a round on the given CPUs.
-_Start = Callable[[ExitStack, int, tuple[int, ...]], "_Worker | _Forked"]
+#: Starts side ``i``'s worker in one round (its processes end with the round).
+_Start = Callable[[int], "_Worker | _Forked"]
 
 
 def round_cpus(per_round_cpus: int, round_index: int) -> tuple[int, ...]:
@@ -488,46 +494,48 @@ def run_lockstep_suite(
     """
     if rounds < 1 or per_round < 1 or more_rounds < 0 or parallel < 1:
         raise ValueError("rounds, per_round and parallel must be >= 1, more_rounds >= 0")
-    with ExitStack() as servers:
-        starts = [_starter((base, head), servers) for _ in range(parallel)]
-        return _suite_rounds(
-            starts,
-            items,
-            rounds,
-            per_round,
-            cpus,
-            progress,
-            together,
-            more_rounds,
-            more,
-            keep_going,
-        )
+    return _suite_rounds(
+        (base, head),
+        items,
+        rounds,
+        per_round,
+        cpus,
+        progress,
+        together,
+        more_rounds,
+        more,
+        keep_going,
+        parallel,
+    )
 
 
-def _starter(sides: tuple[Side, Side], servers: ExitStack) -> _Start:
-    """How one slot of concurrent rounds starts a side's worker: a fork from that
-    side's server (started on first use, kept until ``servers`` closes), or a
-    new process."""
-    started: dict[int, _Worker] = {}
+def _round_starter(sides: tuple[Side, Side], stack: ExitStack, cpus: tuple[int, ...]) -> _Start:
+    """How one round starts a side's worker: a new process, or a fork from that
+    side's server, which the round starts on first use (pinned to the round's
+    CPUs) and ends with ``stack``; a server is never shared between rounds."""
+    servers: dict[int, _Worker] = {}
 
-    def start(stack: ExitStack, i: int, cpus: tuple[int, ...]) -> _Worker | _Forked:
+    def start(i: int) -> _Worker | _Forked:
         side = sides[i]
         if not side.forkserver:
-            err = stack.enter_context(tempfile.TemporaryFile("w+", encoding="utf-8"))  # noqa: SIM115
-            return _Worker(side, err, cpus)
-        server = started.get(i)
+            return _Worker(side, _stderr_file(stack), cpus)
+        server = servers.get(i)
         if server is None or server.proc.poll() is not None:
-            err = servers.enter_context(tempfile.TemporaryFile("w+", encoding="utf-8"))  # noqa: SIM115
-            server = _Worker(side, err, serve=True)
-            servers.callback(server.close)
-            started[i] = server
+            server = _Worker(side, _stderr_file(stack), cpus, serve=True)
+            stack.callback(server.close)
+            servers[i] = server
         return _Forked(server, cpus)
 
     return start
 
 
+def _stderr_file(stack: ExitStack) -> IO[str]:
+    """A worker's stderr, kept (for its last line in an error) until ``stack`` closes."""
+    return stack.enter_context(tempfile.TemporaryFile("w+", encoding="utf-8"))
+
+
 def _suite_rounds(
-    starts: list[_Start],
+    sides: tuple[Side, Side],
     items: Sequence[Item],
     rounds: int,
     per_round: int,
@@ -536,9 +544,9 @@ def _suite_rounds(
     together: bool,
     more_rounds: int,
     more: Callable[[int, SideResult, SideResult], bool] | None,
-    keep_going: Callable[[int], bool] | None = None,
+    keep_going: Callable[[int], bool] | None,
+    parallel: int,
 ) -> list[tuple[SideResult, SideResult]]:
-    parallel = len(starts)
     collected = [[_Collected([]), _Collected([])] for _ in items]
     chosen = list(range(len(items)))
     total = rounds + more_rounds
@@ -555,7 +563,7 @@ def _suite_rounds(
         width = 1 if round_index == 0 else parallel
         end = min(round_index + width, rounds if round_index < rounds else total)
         batch = range(round_index, end)
-        copies = _run_batch(starts, items, chosen, collected, per_round, cpus, batch)
+        copies = _run_batch(sides, items, chosen, collected, per_round, cpus, batch)
         for copy in copies:  # in round order
             _merge(collected, copy)
             if together:
@@ -594,7 +602,7 @@ def concurrent_rounds(per_round_cpus: int) -> int:
 
 
 def _run_batch(
-    starts: list[_Start],
+    sides: tuple[Side, Side],
     items: Sequence[Item],
     chosen: list[int],
     collected: list[list[_Collected]],
@@ -604,12 +612,12 @@ def _run_batch(
 ) -> list[list[list[_Collected]]]:
     """Run the rounds of ``batch`` at once, each into its own copy of ``collected``."""
 
-    def one(slot: int, round_index: int) -> list[list[_Collected]]:
+    def one(round_index: int) -> list[list[_Collected]]:
         copy = [[c.fresh() for c in pair] for pair in collected]
         shift = round_index % len(chosen) if chosen else 0
         order = chosen[shift:] + chosen[:shift]
         _one_round(
-            starts[slot],
+            sides,
             [(items[i], copy[i]) for i in order],
             per_round,
             round_index,
@@ -618,9 +626,9 @@ def _run_batch(
         return copy
 
     if len(batch) == 1:
-        return [one(0, batch[0])]
+        return [one(batch[0])]
     with ThreadPoolExecutor(max_workers=len(batch)) as pool:
-        futures = [pool.submit(one, slot, r) for slot, r in enumerate(batch)]
+        futures = [pool.submit(one, r) for r in batch]
         return [f.result() for f in futures]
 
 
@@ -662,12 +670,9 @@ def _results(collected: list[list[_Collected]]) -> list[tuple[SideResult, SideRe
 class _Pair:
     """The round's two workers; a side whose worker failed gets a fresh one on demand."""
 
-    def __init__(
-        self, stack: ExitStack, start: _Start, order: list[int], cpus: tuple[int, ...]
-    ) -> None:
+    def __init__(self, stack: ExitStack, start: _Start, order: list[int]) -> None:
         self._stack = stack
         self._start = start
-        self._cpus = cpus
         self._workers: dict[int, _Worker | _Forked] = {}
         for i in order:  # the side started first alternates too
             with contextlib.suppress(WorkerError):  # a fork server that failed: at its use
@@ -676,7 +681,7 @@ class _Pair:
     def get(self, i: int) -> _Worker | _Forked:
         worker = self._workers.get(i)
         if worker is None:
-            worker = self._start(self._stack, i, self._cpus)
+            worker = self._start(i)
             self._stack.callback(worker.close)
             self._workers[i] = worker
         return worker
@@ -693,7 +698,7 @@ class _Pair:
 
 
 def _one_round(
-    start: _Start,
+    sides: tuple[Side, Side],
     work: list[tuple[Item, list[_Collected]]],
     per_round: int,
     round_index: int,
@@ -701,7 +706,7 @@ def _one_round(
 ) -> None:
     order = [0, 1] if round_index % 2 == 0 else [1, 0]
     with ExitStack() as stack:
-        pair = _Pair(stack, start, order, cpus)
+        pair = _Pair(stack, _round_starter(sides, stack, cpus), order)
         for item, collected in work:
             _one_item(pair, item, collected, per_round, round_index)
         for worker in pair.live(order):  # a lost side's worker is not restarted to close it

@@ -1,7 +1,7 @@
 """One side of a lockstep comparison: an asv time benchmark, sampled on request.
 
 ``jaxbench ab`` starts this file as a script with the benchmarked
-environment's Python (``PYTHON worker.py BENCHMARK_DIR [CPUS]``),
+environment's Python (``PYTHON worker.py [--serve] BENCHMARK_DIR [CPUS]``),
 one process per side, and asks the two processes for samples in turn. It needs
 only the standard library and ``asv_runner`` (which asv installs in every
 environment), never jaxbench itself: the base commit of a pull request may
@@ -231,14 +231,14 @@ class _Side:
 
 
 def main(argv: list[str]) -> int:
-    serve = len(argv) == 3 and argv[1] == "--serve"
-    if len(argv) not in (2, 3):
-        print("usage: worker.py BENCHMARK_DIR [CPU,...] | worker.py --serve BENCHMARK_DIR",
-              file=sys.stderr)  # fmt: skip
+    serve = len(argv) > 1 and argv[1] == "--serve"
+    args = argv[2:] if serve else argv[1:]
+    if len(args) not in (1, 2):
+        print("usage: worker.py [--serve] BENCHMARK_DIR [CPU,...]", file=sys.stderr)
         return 2
-    root = os.path.abspath(argv[2] if serve else argv[1])
-    if len(argv) == 3 and not serve:
-        pin_threads({int(c) for c in argv[2].split(",")})
+    root = os.path.abspath(args[0])
+    if len(args) == 2:
+        pin_threads({int(c) for c in args[1].split(",")})
     # The protocol keeps the real stdout; anything the benchmark prints goes to stderr.
     out = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
