@@ -364,8 +364,7 @@ def _workers(sides: tuple[Side, ...], cpus: tuple[int, ...] = ()) -> Iterator[li
     with ExitStack() as stack:
         workers = []
         for side in sides:
-            err = stack.enter_context(tempfile.TemporaryFile("w+", encoding="utf-8"))
-            worker = _Worker(side, err, cpus)
+            worker = _Worker(side, _stderr_file(stack), cpus)
             stack.callback(worker.close)
             workers.append(worker)
         yield workers
