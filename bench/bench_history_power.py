@@ -11,7 +11,7 @@ Every pair (commit k-1, commit k) is timed in lockstep exactly as ``jaxbench
 pair-history`` does (:func:`jaxbench.lockstep.coordinator.run_lockstep_suite`,
 this Python, each side's ``toylib`` in front of ``PYTHONPATH``; ``--rounds``
 rounds, then ``--second-look`` more where
-:func:`jaxbench.analyse.paired_history.wants_second_look` asks for them, as
+:func:`jaxbench.analyse.paired_history.wants_more_rounds` asks for them, as
 ``pair-history``'s defaults) and estimated with
 :func:`jaxbench.analyse.paired_history.estimate_pair`. ``--second-look 0``
 measures one look of ``--rounds``. From the same
@@ -37,7 +37,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from jaxbench.analyse.paired_history import estimate_pair, wants_second_look
+from jaxbench.analyse.paired_history import estimate_pair, wants_more_rounds
 from jaxbench.lockstep.coordinator import Item, Side, SideResult, run_lockstep_suite
 
 WORK = """\
@@ -94,8 +94,11 @@ def one_history(
 
     def more(_i: int, b: SideResult, h: SideResult) -> bool:
         nonlocal looked_again
-        wanted = wants_second_look(b.samples, h.samples, per_round=args.per_round, family=1)
-        looked_again += wanted
+        first = len(b.samples) <= args.rounds * args.per_round
+        wanted = wants_more_rounds(
+            b.samples, h.samples, per_round=args.per_round, first_look=args.rounds, family=1
+        )
+        looked_again += wanted and first
         return wanted
 
     first_look = args.rounds if args.second_look else None

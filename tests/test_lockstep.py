@@ -13,11 +13,14 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
 
 from conftest import AsvResultsWriter, commit_hash
+from jaxbench.jobs.ab import AbSettings, time_side_by_side
+from jaxbench.jobs.sides import Sides
 from jaxbench.lockstep.coordinator import (
     Item,
     Side,
@@ -151,7 +154,8 @@ def test_ab_writes_asv_results_that_compare_paired_flags(
     assert "--paired 10" in done.stderr
     # the slower warm time is suggestive after 4 rounds, so it gets 4 more;
     # Broken failed on the head side and is not looked at again
-    assert "second look (4 more rounds) for 1 of 2 benchmark(s)" in done.stderr
+    assert "second look (up to 4 more rounds while suggestive) for 1 of 2 benchmark(s)\n" \
+        f"  {TIME}-0: 4 more\n" in done.stderr  # fmt: skip
     assert "jaxbench ab: round 8/8 (100 %)" in done.stderr
 
     head_file = asv_writer.root / "m1" / f"{HEAD[:8]}-virtualenv-py3.11.json"
@@ -361,7 +365,9 @@ def test_a_second_look_samples_only_the_items_asked_for_in_fresh_worker_pairs(
         base, head, items, rounds=3, per_round=2, more_rounds=2, more=more,
         progress=lambda done, total: reported.append((done, total)),
     )  # fmt: skip
-    assert seen == [(0, 6, 6), (1, 6, 6)]  # asked once per item, with the first look's samples
+    # asked per item with the first look's samples, then after each batch of the
+    # second look with every sample so far (but after its last)
+    assert seen == [(0, 6, 6), (1, 6, 6), (1, 8, 8)]
     # the first look's end already counts the second look's rounds: done once, at the end
     assert reported[-3:] == [(3, 5), (4, 5), (5, 5)]
     assert [r for r in reported if r[0] >= r[1]] == [(5, 5)]
@@ -373,6 +379,60 @@ def test_a_second_look_samples_only_the_items_asked_for_in_fresh_worker_pairs(
     assert len(one_pids) == 3 * 2  # the first look's worker pairs only
     assert len(two_pids) == 5 * 2
     assert one_pids < two_pids
+
+
+def test_a_second_look_drops_an_item_once_more_says_no_and_ends_when_none_is_left(
+    tmp_path: Path,
+) -> None:
+    env = (("PID_LOG", str(tmp_path / "pids.txt")),)
+    base = Side("base", sys.executable, _pid_suite(tmp_path / "b" / "benchmarks", 0.0), environ=env)
+    head = Side("head", sys.executable, _pid_suite(tmp_path / "h" / "benchmarks", 0.0), environ=env)
+    items = [Item("pids.One.time_it"), Item("pids.Two.time_it", 0)]
+    # item 0 goes on for one round of the second look, item 1 for two; at most 5
+    more_rounds = {0: 1, 1: 2}
+
+    def more(i: int, b: SideResult, _h: SideResult) -> bool:
+        return len(b.samples) // 2 - 2 < more_rounds[i]
+
+    reported: list[tuple[int, int]] = []
+    (one_b, one_h), (two_b, two_h) = run_lockstep_suite(
+        base, head, items, rounds=2, per_round=2, more_rounds=5, more=more,
+        progress=lambda done, total: reported.append((done, total)),
+    )  # fmt: skip
+    assert (len(one_b.samples), len(one_h.samples)) == (6, 6)
+    assert (len(two_b.samples), len(two_h.samples)) == (8, 8)
+    # the rounds end after the second look's second round, and say so there
+    assert reported == [(1, 2), (2, 7), (3, 7), (4, 4)]
+
+
+@pytest.mark.slow
+def test_under_a_deadline_the_second_look_takes_up_to_its_budget_rounds(tmp_path: Path) -> None:
+    """jaxbench review's second look: ``second_look_in_budget`` rounds while the
+    deadline allows; without a deadline (jaxbench ab) ``second_look``."""
+    env = (("PID_LOG", str(tmp_path / "pids.txt")),)
+    base = _pid_suite(tmp_path / "b" / "benchmarks", 0.0)
+    head = _pid_suite(tmp_path / "h" / "benchmarks", 0.005)
+    sides = Sides(
+        Side("base", sys.executable, base, environ=env),
+        Side("head", sys.executable, head, environ=env),
+        BASE,
+        HEAD,
+        None,
+    )
+    settings = AbSettings(
+        rounds=3, second_look=1, second_look_in_budget=3, per_round=3, bench=("pids.One",)
+    )
+    for deadline, more in ((None, 1), (time.monotonic() + 600, 3)):
+        said: list[str] = []
+        done = time_side_by_side(
+            sides, results=tmp_path / "results", machine="m1", env="e", settings=settings,
+            say=said.append, deadline=deadline,
+        )  # fmt: skip
+        # a sleep of 5 ms against none: suggestive after 3 rounds, and it stays so
+        log = "\n".join(said)
+        assert done.looked_again == ("pids.One.time_it",), log
+        assert f"(up to {more} more rounds while suggestive)" in log
+        assert f"  pids.One.time_it: {more} more" in log
 
 
 def test_no_second_look_when_no_item_asks(tmp_path: Path) -> None:

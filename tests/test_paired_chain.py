@@ -129,3 +129,42 @@ def test_a_machine_change_starts_a_new_segment() -> None:
     assert [(p.commit, round(p.value, 6)) for p in series.points] == [
         (C[0], 1.0), (C[1], 1.1), (C[1], 1.0), (C[2], 1.2), (C[3], 1.8),
     ]  # fmt: skip
+
+
+def _rounds(shift: float, n: int) -> tuple[list[float], list[float]]:
+    """One sample a side a round whose log ratios alternate around ``shift`` by 0.01."""
+    base = [1.0] * n
+    head = [math.exp(shift + (0.01 if i % 2 else -0.01)) for i in range(n)]
+    return base, head
+
+
+def test_a_series_gets_more_rounds_while_suggestive_never_for_looking_decided() -> None:
+    """After the first look (10 rounds): more when suggestive but not decided; in the
+    second look: more while p < KEEP_LOOKING_BELOW, even when it looks decided."""
+    from jaxbench.analyse.paired_history import wants_more_rounds
+    from jaxbench.analyse.stats import KEEP_LOOKING_BELOW, paired_samples_p_value
+
+    def p_and_more(shift: float, n: int) -> tuple[float, bool]:
+        base, head = _rounds(shift, n)
+        p = paired_samples_p_value(base, head, 1)
+        assert p is not None
+        return p, wants_more_rounds(base, head, per_round=1, first_look=10, family=1)
+
+    decided, more = p_and_more(0.05, 10)
+    assert decided < 1e-6
+    assert not more
+    suggestive, more = p_and_more(0.0075, 10)
+    assert 0.05 < suggestive < 0.1
+    assert more
+    flat, more = p_and_more(0.001, 10)
+    assert flat > KEEP_LOOKING_BELOW
+    assert not more
+    decided, more = p_and_more(0.05, 12)
+    assert decided < 1e-6
+    assert more
+    wandering, more = p_and_more(0.005, 12)
+    assert 0.1 < wandering < KEEP_LOOKING_BELOW
+    assert more
+    flat, more = p_and_more(0.001, 12)
+    assert flat > KEEP_LOOKING_BELOW
+    assert not more

@@ -63,6 +63,22 @@ def test_a_second_look_adds_rounds_to_the_job() -> None:
     )
 
 
+def test_a_deadline_caps_the_time_left() -> None:
+    """The review's second look may add up to 42 rounds; its budget ends it sooner."""
+    clock, out = _Clock(), io.StringIO()
+    progress = Progress(
+        "jaxbench ab", 6, 1, label="round", stream=out, clock=clock, deadline=clock.now + 100
+    )
+    for done in range(1, 7):
+        clock.now += 10
+        progress.rounds(done, 6)
+    clock.now += 10
+    progress.rounds(7, 48)  # 41 rounds at 10 s each would be 6 min 50 s
+    assert out.getvalue().splitlines()[-1] == (
+        "jaxbench ab: round 7/48 (15 %), 1 min 10 s elapsed, ~30 s left"
+    )
+
+
 def test_a_terminal_gets_one_line_redrawn_in_place() -> None:
     clock, out = _Clock(), io.StringIO()
     progress = Progress("jaxbench ab", 1, 3, label="pair", stream=out, live=True, clock=clock)

@@ -26,8 +26,9 @@ estimates at confidence ``1 - alpha`` (the rounds are the independent units;
 the samples inside a round are not).
 
 A pair is measured in up to two looks: ``rounds`` rounds for every series,
-then a second look of as many rounds again for the series whose first look
-is suggestive but not decisive (:func:`wants_second_look`). The p-value is
+then a second look of up to as many rounds again for the series whose first
+look is suggestive but not decisive (:func:`wants_second_look`), each going
+on while it stays suggestive (:func:`wants_more_rounds`). The p-value is
 the two looks' combined one (:func:`jaxbench.analyse.stats.two_look_p_value`:
 a tenth of alpha spent at the first look), so the false-alarm rate stays at
 ``alpha`` while a +5 % step missed at 10 rounds gets the power of 20; most
@@ -46,6 +47,7 @@ from jaxbench.analyse.stats import (
     PAIRED_FACTOR,
     compare_paired,
     holm_adjust,
+    keep_looking,
     paired_round_estimates,
     paired_samples_p_value,
     second_look_wanted,
@@ -67,6 +69,7 @@ __all__ = [
     "flagged_in_pair",
     "gaps",
     "paired_series",
+    "wants_more_rounds",
     "wants_second_look",
 ]
 
@@ -138,6 +141,35 @@ def wants_second_look(
     """
     first = paired_samples_p_value(base_samples, head_samples, per_round)
     return first is not None and second_look_wanted(first, family=family, alpha=alpha)
+
+
+def wants_more_rounds(
+    base_samples: Sequence[float],
+    head_samples: Sequence[float],
+    *,
+    per_round: int,
+    first_look: int,
+    family: int,
+    alpha: float = DEFAULT_ALPHA,
+) -> bool:
+    """Whether one series of a pair gets more rounds, after its first look of
+    ``first_look`` rounds (:func:`wants_second_look`) or a batch of its second.
+
+    In the second look a series goes on while its rounds so far stay
+    suggestive (:func:`jaxbench.analyse.stats.keep_looking`), and stops as
+    soon as they are not: never because they look decisive, so the two
+    looks' combined p-value (:func:`jaxbench.analyse.stats.two_look_p_value`)
+    stays valid for any value a family at ``alpha`` could flag. A series that
+    stops early reports a second look's p-value of at least
+    :data:`~jaxbench.analyse.stats.KEEP_LOOKING_BELOW`, which can only lower
+    its chance of a flag.
+    """
+    if min(len(base_samples), len(head_samples)) <= first_look * per_round:
+        return wants_second_look(
+            base_samples, head_samples, per_round=per_round, family=family, alpha=alpha
+        )
+    so_far = paired_samples_p_value(base_samples, head_samples, per_round)
+    return so_far is not None and keep_looking(so_far)
 
 
 @dataclass(frozen=True)

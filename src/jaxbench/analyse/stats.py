@@ -67,6 +67,7 @@ __all__ = [
     "DEFAULT_FACTOR",
     "EXACT_RTOL",
     "FIRST_LOOK_SHARE",
+    "KEEP_LOOKING_BELOW",
     "MIN_PAIRED_ROUNDS",
     "PAIRED_FACTOR",
     "REVIEW_PAIRED_FACTOR",
@@ -85,6 +86,7 @@ __all__ = [
     "cross_run_p_value",
     "hodges_lehmann",
     "holm_adjust",
+    "keep_looking",
     "look_again",
     "min_p_value",
     "paired_p_value",
@@ -125,6 +127,11 @@ FIRST_LOOK_SHARE = 0.1
 #: The first look's p-value below which a second look is worth its rounds
 #: (:func:`second_look_wanted`); above it the series stops, undecided.
 SECOND_LOOK_BELOW = 0.1
+#: A second look taken in batches: a series goes on while the p-value of its
+#: rounds so far stays below this (:func:`keep_looking`). Looser than the first
+#: look's bar: a changed series' p-value wanders over 0.1 now and then early on,
+#: and each stop there costs power (tests/test_stats.py simulates both).
+KEEP_LOOKING_BELOW = 0.2
 # Above this many samples in all, or with ties, scipy's exact distribution is
 # replaced by the tie-corrected normal approximation.
 _EXACT_MAX_TOTAL = 60
@@ -1008,8 +1015,23 @@ def look_again(first: float, *, below: float = SECOND_LOOK_BELOW) -> bool:
     is. A series whose first look is not suggestive stops with a p-value of
     at least ``below``, which no family at 1 % flags; a changed one gets all
     its rounds, so the test keeps the power of a single look of them all.
+
+    The second look is taken in batches, and after each a series goes on
+    only while :func:`keep_looking` says so. The argument holds: a series
+    that stops reports a p-value of at least :data:`KEEP_LOOKING_BELOW`; one
+    that goes on is tested on the rounds it has when the look ends, a count
+    set by the look's most rounds or the clock (a budget), never by its own
+    p-values being small. Stopping a series early can only lose power.
     """
     return first < below
+
+
+def keep_looking(so_far: float, *, below: float = KEEP_LOOKING_BELOW) -> bool:
+    """Whether a series in a second look, after a batch of it, gets more rounds:
+    while ``so_far`` (the paired p-value of every round so far) is below
+    ``below``. It never stops a series for looking decided, so the p-value of
+    the rounds it ends with stays valid (:func:`look_again`)."""
+    return so_far < below
 
 
 def compare_paired(

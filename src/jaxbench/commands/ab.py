@@ -5,8 +5,9 @@ rounds; a round starts one process per side, which serve every benchmark in
 turn, ``--per-round`` samples from each side, taken in turn
 (:mod:`jaxbench.lockstep.coordinator`). Then a second look: the benchmarks
 whose first look is suggestive (paired p-value under 0.1, either way) get
-``--second-look`` more rounds, in fresh process pairs that serve only them
-(:func:`jaxbench.analyse.stats.look_again`: ``compare --paired`` tests all
+up to ``--second-look`` more rounds, in fresh process pairs that serve only
+them, in batches, each going on while its rounds so far stay suggestive
+(:func:`jaxbench.analyse.stats.keep_looking`: ``compare --paired`` tests all
 rounds as one look, which stays valid under that rule). An unchanged pull
 request's warm times mostly stop after the first look.
 
@@ -43,7 +44,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from jaxbench.analyse.stats import SECOND_LOOK_BELOW
+from jaxbench.analyse.stats import KEEP_LOOKING_BELOW, SECOND_LOOK_BELOW
 from jaxbench.commands import (
     add_compile_cache_argument,
     add_parallel_argument,
@@ -82,8 +83,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=non_negative_int,
         default=AbSettings.second_look,
         metavar="ROUNDS",
-        help="further process pairs for the benchmarks whose first look is suggestive "
-        f"(paired p < {SECOND_LOOK_BELOW:g}); 0: one look (default: %(default)s)",
+        help="further process pairs, at most, for the benchmarks whose first look is "
+        f"suggestive (paired p < {SECOND_LOOK_BELOW:g}), while they stay so "
+        f"(p < {KEEP_LOOKING_BELOW:g}); 0: one look (default: %(default)s)",
     )
     parser.add_argument(
         "--per-round",

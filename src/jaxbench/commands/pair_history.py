@@ -67,8 +67,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=non_negative_int,
         default=10,
         metavar="ROUNDS",
-        help="further rounds for the series whose first look is suggestive but not decisive; "
-        "0: one look (default: %(default)s)",
+        help="further rounds, at most, for the series whose first look is suggestive but "
+        "not decisive, while they stay suggestive; 0: one look (default: %(default)s)",
     )
     parser.add_argument("--per-round", type=positive_int, default=20, help="(default: %(default)s)")
     parser.add_argument("--cpus", type=int, default=1, help="as jaxbench ab (default: 1)")

@@ -5,9 +5,14 @@ Each asv time benchmark (and parameter set) is measured in
 serve every benchmark in turn, ``per_round`` samples from each side, taken
 in turn (:mod:`jaxbench.lockstep.coordinator`). Then a second look: the
 benchmarks whose first look is suggestive (paired p-value under 0.1, either
-way) get ``second_look`` more rounds, in fresh process pairs that serve only
-them (:func:`jaxbench.analyse.stats.look_again`: ``compare --paired`` tests
-all rounds as one look, which stays valid under that rule).
+way) get up to ``second_look`` more rounds, in fresh process pairs that serve
+only them, in batches; after each batch a benchmark whose rounds so far are
+no longer suggestive stops (:func:`jaxbench.analyse.stats.keep_looking`,
+:func:`~jaxbench.analyse.stats.look_again`:
+``compare --paired`` tests all rounds as one look, which stays valid under
+that rule). Under a deadline (``jaxbench review``'s budget) the second look
+may take up to ``second_look_in_budget`` rounds instead, as many as the
+budget allows: the clock, not the benchmark's p-values, ends it there.
 
 The samples go into the two commits' asv result files (created, or updated
 in place with asv's own ``Results`` class, written atomically), so
@@ -35,7 +40,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from jaxbench.analyse.stats import MIN_PAIRED_ROUNDS, look_again, paired_samples_p_value
+from jaxbench.analyse.stats import (
+    MIN_PAIRED_ROUNDS,
+    keep_looking,
+    look_again,
+    paired_samples_p_value,
+)
 from jaxbench.errors import UsageError
 from jaxbench.jobs.pair_history import PairSettings
 from jaxbench.jobs.sides import Sides
@@ -69,8 +79,12 @@ class AbSettings(PairSettings):
 
     #: process pairs of the first look
     rounds: int = 6
-    #: further process pairs for the benchmarks whose first look is suggestive; 0: one look
+    #: further process pairs, at most, for the benchmarks whose first look is suggestive,
+    #: while they stay so (asked after each batch); 0: one look
     second_look: int = 6
+    #: with a deadline (the review's budget): the second look's most rounds instead,
+    #: taken while the budget allows (0: ``second_look``)
+    second_look_in_budget: int = 0
     #: samples per side per round, taken in turn (``compare --paired``'s N)
     per_round: int = 100
 
@@ -180,7 +194,8 @@ def time_side_by_side(
     ``deadline``: a :func:`time.monotonic` time the rounds should end by; from
     :data:`~jaxbench.analyse.stats.MIN_PAIRED_ROUNDS` rounds on, a batch of
     rounds starts only when the last one says it will end by then (a budget
-    that ends the first look early also leaves out the second).
+    that ends the first look early also leaves out the second), and the second
+    look takes up to ``settings.second_look_in_budget`` rounds where set.
 
     ``size``: the samples a round are chosen after a probe round of
     :data:`PROBE_SAMPLES` samples a side (which also fills the compilation
@@ -214,7 +229,6 @@ def time_side_by_side(
         "base": load_or_new(results, machine, base_commit, env, python),
         "head": load_or_new(results, machine, head_commit, head_env, python),
     }
-    looked_again: list[int] = []
     started = datetime.datetime.now(datetime.UTC)
     clock = time.perf_counter()
     last_batch = [time.monotonic()]
@@ -237,7 +251,10 @@ def time_side_by_side(
             if per_round != settings.per_round:
                 say(f"{job}: {per_round} samples a round, not {settings.per_round}: the budget")
             settings = replace(settings, per_round=per_round)
-        looks = f" (+{settings.second_look} where suggestive)" if settings.second_look else ""
+        second_look = settings.second_look
+        if deadline is not None and settings.second_look_in_budget:
+            second_look = settings.second_look_in_budget
+        looks = f" (+{second_look} where suggestive)" if second_look else ""
         say(
             f"{job}: {len(listed)} benchmark(s), {settings.rounds} rounds{looks} x "
             f"{settings.per_round} samples a side, base {base_commit[:8]} / head "
@@ -245,14 +262,17 @@ def time_side_by_side(
         )
         n = settings.per_round
 
-        def more(index: int, base_result: SideResult, head_result: SideResult) -> bool:
-            first = paired_samples_p_value(base_result.samples, head_result.samples, n)
-            wanted = first is not None and look_again(first)
-            if wanted:
-                looked_again.append(index)
-            return wanted
+        first_look = settings.rounds * n
 
-        progress = Progress(job, settings.rounds, 1, label="round")
+        def more(_index: int, base_result: SideResult, head_result: SideResult) -> bool:
+            so_far = paired_samples_p_value(base_result.samples, head_result.samples, n)
+            if so_far is None:
+                return False
+            if min(len(base_result.samples), len(head_result.samples)) <= first_look:
+                return look_again(so_far)
+            return keep_looking(so_far)
+
+        progress = Progress(job, settings.rounds, 1, label="round", deadline=deadline)
         last_batch[0] = time.monotonic()
         outcomes = run_lockstep_suite(
             base,
@@ -263,18 +283,23 @@ def time_side_by_side(
             cpus=settings.cpus,
             progress=progress.rounds,
             parallel=settings.parallel or concurrent_rounds(settings.cpus),
-            more_rounds=settings.second_look,
+            more_rounds=second_look,
             more=more,
             keep_going=keep_going,
         )
     progress.close()
     if cut:
         say(f"{job}: the time budget ends the rounds after {cut[0]}")
-    again = tuple(items[i].label for i in looked_again)
-    if settings.second_look:
+    again = {
+        items[i].label: max(len(b.samples), len(h.samples)) // settings.per_round - settings.rounds
+        for i, (b, h) in enumerate(outcomes)
+        if max(len(b.samples), len(h.samples)) > settings.rounds * settings.per_round
+    }
+    if second_look:
         say(
-            f"{job}: second look ({settings.second_look} more rounds) for "
-            f"{len(again)} of {len(items)} benchmark(s)" + "".join(f"\n  {a}" for a in again)
+            f"{job}: second look (up to {second_look} more rounds while suggestive) for "
+            f"{len(again)} of {len(items)} benchmark(s)"
+            + "".join(f"\n  {label}: {more_rounds} more" for label, more_rounds in again.items())
         )
     seconds = time.perf_counter() - clock
     duration = seconds / max(1, len(items))
@@ -301,4 +326,4 @@ def time_side_by_side(
         # machine.json, as 'jaxbench machine' writes it (~/.asv-machine.json untouched).
         machine_json, _ = write_machine(probe(machine), results, register=False)
         say(f"{job}: wrote {machine_json}")
-    return AbDone(len(items), again, written, seconds, settings.per_round)
+    return AbDone(len(items), tuple(again), written, seconds, settings.per_round)

@@ -38,7 +38,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from jaxbench.analyse.paired_history import estimate_pair, wants_second_look
+from jaxbench.analyse.paired_history import estimate_pair, wants_more_rounds
 from jaxbench.analyse.stats import DEFAULT_ALPHA, PAIRED_FACTOR
 from jaxbench.errors import JaxbenchError, ResultsError, UsageError
 from jaxbench.jobs.git import git
@@ -328,10 +328,14 @@ def _one_pair(
     looked_again: list[int] = []
 
     def more(i: int, b: SideResult, h: SideResult) -> bool:
-        wanted = wants_second_look(
-            b.samples, h.samples, per_round=settings.per_round, family=len(items)
+        wanted = wants_more_rounds(
+            b.samples,
+            h.samples,
+            per_round=settings.per_round,
+            first_look=settings.rounds,
+            family=len(items),
         )
-        if wanted:
+        if wanted and i not in looked_again:
             looked_again.append(i)
         return wanted
 

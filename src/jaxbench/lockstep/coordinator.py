@@ -475,9 +475,11 @@ def run_lockstep_suite(
 
     A second look: after ``rounds``, the items for which
     ``more(index, base_result, head_result)`` is true (index into ``items``)
-    get ``more_rounds`` further rounds, in fresh worker pairs that serve only
-    them; their samples are appended, so the first ``rounds * per_round``
-    samples are still the first look's.
+    get up to ``more_rounds`` further rounds, in fresh worker pairs that serve
+    only them; their samples are appended, so the first ``rounds * per_round``
+    samples are still the first look's. ``more`` is asked again, with every
+    sample so far, after each batch of the second look: an item for which it
+    turns false is no longer sampled, and the second look ends when none is.
 
     ``parallel`` rounds run at once, each pinned to CPUs of its own
     (:func:`concurrent_rounds` says how many fit): the two processes of a
@@ -568,21 +570,21 @@ def _suite_rounds(
             if together:
                 _together(collected)
         round_index = end
-        if round_index == rounds and more_rounds:
-            # The first look is over: choose the second look's items now, so that
-            # the progress below already knows whether more rounds follow.
-            firsts = _results(collected)
+        if rounds <= round_index < total:
+            # After the first look and after each batch of the second: choose the
+            # items that go on now, so that the progress below already knows
+            # whether more rounds follow.
+            so_far = _results(collected)
             chosen = [
                 i
                 for i in chosen
                 if more is not None
                 and not any(c.done for c in collected[i])
-                and more(i, *firsts[i])
+                and more(i, *so_far[i])
             ]
         if progress is not None:
-            if round_index == rounds:  # the first look's end: the whole pair if no second
-                looking_again = more_rounds > 0 and _wanted(collected, chosen)
-                progress(round_index, total if looking_again else rounds)
+            if round_index >= rounds and not (round_index < total and _wanted(collected, chosen)):
+                progress(round_index, round_index)  # no further round: done
             else:
                 progress(round_index, rounds if round_index < rounds else total)
     return _results(collected)

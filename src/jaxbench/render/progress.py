@@ -110,7 +110,9 @@ class Progress:
 
     ``advance(step, done_in_step, units_in_step)`` reports where the job is;
     a step's units may grow (a second look adds rounds). ``live``: redraw
-    one line in place (default: ``stream`` is a terminal).
+    one line in place (default: ``stream`` is a terminal). ``deadline``: a
+    ``clock`` time the job ends by at the latest (a budget), so the time left
+    is never more than what is left of it.
     """
 
     def __init__(
@@ -123,8 +125,10 @@ class Progress:
         stream: IO[str] | None = None,
         live: bool | None = None,
         clock: Callable[[], float] = time.monotonic,
+        deadline: float | None = None,
     ) -> None:
         self._job = job
+        self._deadline = deadline
         self._steps = max(1, steps)
         self._per_step = max(1, per_step)
         self._label = label
@@ -147,6 +151,11 @@ class Progress:
         units = self._steps * self._per_step + self._extra + grown
         done = (step - 1) * self._per_step + self._extra + done_in_step
         now = self._clock()
+        left = self._left_by_steps(step, now)
+        if self._deadline is not None:
+            estimate = left if left is not None else time_left(done, units, now - self._start)
+            budget = max(0.0, self._deadline - now)
+            left = budget if estimate is None else min(estimate, budget)
         return Snapshot(
             self._job,
             step,
@@ -155,7 +164,7 @@ class Progress:
             done,
             units,
             now - self._start,
-            self._left_by_steps(step, now),
+            left,
         )
 
     def _left_by_steps(self, step: int, now: float) -> float | None:
