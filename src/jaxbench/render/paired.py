@@ -78,7 +78,7 @@ def pair_line(run: PairedRun, path: object, *, rounds: int, second_look: int) ->
     if run.error is not None:
         return f"{head}timed nothing: {run.error}; wrote {path}"
     found = flagged_in_pair(run)
-    looks = f" (+{second_look} for {run.looked_again})" if run.first_look else ""
+    looks = f" (up to +{second_look} for {run.looked_again})" if run.first_look else ""
     done = len(run.estimates)
     timed = f"{done} item(s)" if done == run.items else f"{done} of {run.items} item(s)"
     return (
