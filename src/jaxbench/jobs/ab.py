@@ -291,9 +291,9 @@ def time_side_by_side(
     if cut:
         say(f"{job}: the time budget ends the rounds after {cut[0]}")
     again = {
-        items[i].label: max(len(b.samples), len(h.samples)) // settings.per_round - settings.rounds
+        items[i].label: (max(len(b.samples), len(h.samples)) - first_look) // settings.per_round
         for i, (b, h) in enumerate(outcomes)
-        if max(len(b.samples), len(h.samples)) > settings.rounds * settings.per_round
+        if max(len(b.samples), len(h.samples)) > first_look
     }
     if second_look:
         say(

@@ -325,19 +325,15 @@ def _one_pair(
         return _failed(pair, settings, "no time benchmark to time (asv run -b selects none)")
     items = [item for _, item in listed]
     first_look = settings.rounds if settings.second_look else None
-    looked_again: list[int] = []
 
-    def more(i: int, b: SideResult, h: SideResult) -> bool:
-        wanted = wants_more_rounds(
+    def more(_index: int, b: SideResult, h: SideResult) -> bool:
+        return wants_more_rounds(
             b.samples,
             h.samples,
             per_round=settings.per_round,
             first_look=settings.rounds,
             family=len(items),
         )
-        if wanted and i not in looked_again:
-            looked_again.append(i)
-        return wanted
 
     try:
         with quiet():  # the pair's rounds hold $JAXBENCH_QUIET_LOCK, not its wait for it
@@ -369,7 +365,10 @@ def _one_pair(
         first_look=first_look,
         took=took,
         timed_seconds=timed,
-        looked_again=len(looked_again),
+        looked_again=sum(
+            max(len(b.samples), len(h.samples)) > settings.rounds * settings.per_round
+            for b, h in outcomes
+        ),
     )
 
 
