@@ -27,6 +27,7 @@ from jaxbench.lockstep.coordinator import (
     SideResult,
     list_benchmarks,
     round_cpus,
+    rounds_beyond,
     run_lockstep,
     run_lockstep_suite,
     schedule,
@@ -105,6 +106,18 @@ def test_round_cpus_rotate_over_the_allowed_cpus() -> None:
     assert round_cpus(1, len(allowed)) == (allowed[0],)
     assert round_cpus(0, 3) == ()
     assert round_cpus(len(allowed), 0) == ()
+
+
+def test_rounds_beyond_the_first_look_count_the_longer_side_in_whole_rounds() -> None:
+    def side(n: int) -> SideResult:
+        return SideResult(samples=tuple(1e-3 for _ in range(n)), number=1)
+
+    # 3 rounds of 4 samples a side is the first look
+    assert rounds_beyond(side(12), side(12), rounds=3, per_round=4) == 0
+    assert rounds_beyond(side(8), side(8), rounds=3, per_round=4) == 0  # cut short
+    assert rounds_beyond(side(20), side(12), rounds=3, per_round=4) == 2
+    assert rounds_beyond(side(0), side(16), rounds=3, per_round=4) == 1  # a failing side
+    assert rounds_beyond(side(16), side(16), rounds=0, per_round=4) == 4
 
 
 @pytest.mark.slow

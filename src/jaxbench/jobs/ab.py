@@ -56,6 +56,7 @@ from jaxbench.lockstep.coordinator import (
     compile_cache_environ,
     concurrent_rounds,
     list_benchmarks,
+    rounds_beyond,
     run_lockstep_suite,
 )
 from jaxbench.lockstep.listing import items_of, selected
@@ -290,11 +291,11 @@ def time_side_by_side(
     progress.close()
     if cut:
         say(f"{job}: the time budget ends the rounds after {cut[0]}")
-    again = {
-        items[i].label: (max(len(b.samples), len(h.samples)) - first_look) // settings.per_round
-        for i, (b, h) in enumerate(outcomes)
-        if max(len(b.samples), len(h.samples)) > first_look
-    }
+    beyond = [
+        rounds_beyond(b, h, rounds=settings.rounds, per_round=settings.per_round)
+        for b, h in outcomes
+    ]
+    again = {items[i].label: extra for i, extra in enumerate(beyond) if extra}
     if second_look:
         say(
             f"{job}: second look (up to {second_look} more rounds while suggestive) for "

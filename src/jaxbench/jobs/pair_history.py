@@ -51,6 +51,7 @@ from jaxbench.lockstep.coordinator import (
     compile_cache_environ,
     concurrent_rounds,
     list_benchmarks,
+    rounds_beyond,
     run_lockstep_suite,
 )
 from jaxbench.lockstep.listing import items_of, param_values, selected
@@ -366,7 +367,7 @@ def _one_pair(
         took=took,
         timed_seconds=timed,
         looked_again=sum(
-            max(len(b.samples), len(h.samples)) > settings.rounds * settings.per_round
+            rounds_beyond(b, h, rounds=settings.rounds, per_round=settings.per_round) > 0
             for b, h in outcomes
         ),
     )

@@ -73,6 +73,7 @@ __all__ = [
     "concurrent_rounds",
     "list_benchmarks",
     "round_cpus",
+    "rounds_beyond",
     "run_lockstep",
     "run_lockstep_suite",
     "schedule",
@@ -118,6 +119,13 @@ class SideResult:
     number: int = 0
     failure: str = ""
     skip: str = ""
+
+
+def rounds_beyond(base: SideResult, head: SideResult, *, rounds: int, per_round: int) -> int:
+    """The rounds one benchmark took past its first look of ``rounds`` rounds of
+    ``per_round`` samples a side (its second look): 0 where it stopped there."""
+    taken = max(len(base.samples), len(head.samples))
+    return max(0, taken - rounds * per_round) // per_round
 
 
 #: jax's persistent compilation cache, as environment variables every jax
