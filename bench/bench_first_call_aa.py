@@ -64,7 +64,10 @@ def measure(root: Path, base: str, head: str, rounds: int) -> Path:
     results = root / "results-aa"
     asv = [sys.executable, "-m", "asv"]
     sh([*asv, "machine", "--yes", "--machine", MACHINE], root, env=environ())
-    sh([*asv, "setup"], root, env=environ())
+    # asv's own Setup: ``asv setup`` (asv 0.6.6) exits with its list of environments, 1
+    setup = "from asv.commands.setup import Setup\nfrom asv.config import Config\n"
+    sh([sys.executable, "-c", setup + "Setup.run(Config.load('asv.conf.json'))"], root,
+       env=environ())  # fmt: skip
     command = [*JAXBENCH, "first-call", "--base-commit", base, "--head-commit", head,
                "--rounds", str(rounds), "--min-rounds", str(rounds),
                "--machine", MACHINE, "--results", str(results)]  # fmt: skip
