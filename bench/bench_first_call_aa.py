@@ -46,6 +46,7 @@ from scipy import stats
 
 from jaxbench.analyse.stats import holm_adjust, paired_p_value
 from jaxbench.kinds import COMPILE_STAGES
+from jaxbench.lockstep.coordinator import schedule
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_review import JAXBENCH, environ, git, make_head, make_project, sh
@@ -111,6 +112,12 @@ def values(results: Path, base: str, head: str) -> tuple[Rows, Sides]:
     return ratios, sides
 
 
+def _order(round_index: int) -> tuple[int, int]:
+    """Which side ran first in a round (0 = base), as ``jaxbench first-call`` runs them."""
+    first, second = schedule(1, round_index)[0]
+    return first, second
+
+
 def _lag1(xs: list[float]) -> float:
     return float(stats.pearsonr(xs[:-1], xs[1:]).statistic)
 
@@ -122,18 +129,19 @@ def report(ratios: Rows, sides: Sides, window: int) -> None:
     for stage in sorted({key.rsplit(".", 1)[-1] for key, _ in ratios}):
         rows = [v[:rounds] for (key, _), v in ratios.items() if key.endswith("." + stage)]
         means = [statistics.fmean(r[i] for r in rows) for i in range(rounds)]
-        even, odd = means[0::2], means[1::2]  # even rounds: base first
+        base_first = [m for i, m in enumerate(means) if _order(i) == (0, 1)]
+        head_first = [m for i, m in enumerate(means) if _order(i) == (1, 0)]
         print(f"{stage:28} {math.exp(statistics.fmean(means)):8.3f}x  "
               f"{paired_p_value(means):19.2g}  {_lag1(means):+.2f}  "
-              f"{math.exp(statistics.fmean(even)):9.3f}x  "
-              f"{math.exp(statistics.fmean(odd)):9.3f}x")  # fmt: skip
+              f"{math.exp(statistics.fmean(base_first)):9.3f}x  "
+              f"{math.exp(statistics.fmean(head_first)):9.3f}x")  # fmt: skip
     lags = [_lag1(v[:rounds]) for v in ratios.values()]
     band = 2 / math.sqrt(rounds)
     print(f"lag-1 autocorrelation of each row's log ratios: median {statistics.median(lags):+.3f} "
           f"(independent rounds: within 0 +- {band:.2f}, two standard errors)")  # fmt: skip
     slowness = []  # each process in the order it ran: its mean log value over the rows
     for r in range(rounds):
-        for side in (0, 1) if r % 2 == 0 else (1, 0):
+        for side in _order(r):
             logs = []
             for bs, hs in sides.values():
                 centre = statistics.median(bs[:rounds] + hs[:rounds])
@@ -145,7 +153,7 @@ def report(ratios: Rows, sides: Sides, window: int) -> None:
     print(f"how slow a process was against the next one: correlation {within:+.2f} within "
           f"a round, {across:+.2f} across rounds (spread {spread:.1%})")  # fmt: skip
     flagged, smallest = 0, []
-    starts = range(0, rounds - window + 1, 2)
+    starts = range(0, rounds - window + 1, 2)  # a review's rounds start with round 0's order
     for start in starts:
         adjusted = holm_adjust([paired_p_value(v[start : start + window]) for v in ratios.values()])
         smallest.append(min(adjusted))
