@@ -184,12 +184,14 @@ def test_regressions_lists_the_paired_flag_at_commit_4_only(measured: Measured) 
     assert "1 commit flagged" in section
     flagged_rows = [line for line in section.splitlines() if line.startswith(BENCH)]
     assert len(flagged_rows) == 1
-    assert flagged_rows[0].split()[1] == measured.commits[PLANTED - 1][:8]
+    pair = f"{measured.commits[PLANTED - 2][:8]}..{measured.commits[PLANTED - 1][:8]}"
+    assert flagged_rows[0].split()[1] == pair  # the pair's base named beside its head
     as_json = _jaxbench("regressions", "--format", "json", cwd=measured.root)
     assert as_json.returncode == 0, as_json.stderr
     paired = json.loads(as_json.stdout)["paired_history"]
     assert paired["pairs"] == 5
     assert [f["commit"] for f in paired["flagged"]] == [measured.commits[PLANTED - 1]]
+    assert [f["base_commit"] for f in paired["flagged"]] == [measured.commits[PLANTED - 2]]
 
 
 def test_pairs_on_file_are_not_measured_again(measured: Measured) -> None:

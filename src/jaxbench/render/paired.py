@@ -145,7 +145,10 @@ def format_paired_text(series: Sequence[PairedSeries], runs: Sequence[PairedRun]
         verdict = "no commit flagged"
     else:
         noun = "commit" if len(found) == 1 else "commits"
-        verdict = f"{len(found)} {noun} flagged (each at the commit whose own pair says regression)"
+        verdict = (
+            f"{len(found)} {noun} flagged (each the head of a pair, base..head, "
+            "whose own test says regression)"
+        )
     text = f"{head} {verdict}"
     if missing:
         parts = [f"{nothing} pair(s) timed nothing"] if nothing else []
@@ -160,15 +163,13 @@ def format_paired_text(series: Sequence[PairedSeries], runs: Sequence[PairedRun]
             )
     if not found:
         return text + ("." if not missing else "") + "\n"
-    rows = [
-        ("benchmark", "commit", "paired ratio", "interval", "p (Holm)", "rounds", "environment")
-    ]
+    rows = [("benchmark", "pair", "paired ratio", "interval", "p (Holm)", "rounds", "environment")]
     for s, point in found:
         assert point.step is not None
         rows.append(
             (
                 s.name,
-                point.commit[:8],
+                f"{_base_of(s, point)[:8]}..{point.commit[:8]}",
                 _ratio(point.step.ratio),
                 _interval(point),
                 _p(point),
@@ -177,6 +178,15 @@ def format_paired_text(series: Sequence[PairedSeries], runs: Sequence[PairedRun]
             )
         )
     return text + (":" if not missing else "\nFlagged:") + "\n" + "\n".join(_aligned(rows)) + "\n"
+
+
+def _base_of(series: PairedSeries, point: ChainPoint) -> str:
+    """The base commit of the pair that measured ``point``: the chain's point before it
+    (a pair's base is the newest earlier commit measured, which may be many commits back)."""
+    for before, this in zip(series.points, series.points[1:], strict=False):
+        if this is point:
+            return before.commit
+    return point.commit
 
 
 def _finite(x: float | None) -> float | None:
@@ -196,6 +206,7 @@ def paired_json(series: Sequence[PairedSeries], runs: Sequence[PairedRun]) -> di
                 "machine": s.machine,
                 "env_name": s.env_name,
                 "commit": point.commit,
+                "base_commit": _base_of(s, point),
                 "ratio": _finite(point.step.ratio),
                 "low": _finite(point.step.low),
                 "high": _finite(point.step.high),
@@ -309,13 +320,14 @@ def render_paired_page(
     ordered = sorted(series, key=lambda s: (not s.flagged, s.env_name, s.name))
     found = flagged(series)
     rows = "".join(
-        f"<tr><td>{esc(s.name)}</td><td><code>{esc(p.commit[:hash_length])}</code></td>"
+        f"<tr><td>{esc(s.name)}</td><td><code>{esc(_base_of(s, p)[:hash_length])}.."
+        f"{esc(p.commit[:hash_length])}</code></td>"
         f"<td>{_ratio(p.step.ratio if p.step else math.nan)}</td><td>{esc(_interval(p))}</td>"
         f"<td>{esc(_p(p))}</td><td>{esc(s.env_name)}</td></tr>"
         for s, p in found
     )
     table = (
-        '<table class="regressions"><thead><tr><th>benchmark</th><th>commit</th>'
+        '<table class="regressions"><thead><tr><th>benchmark</th><th>pair</th>'
         "<th>paired ratio</th><th>interval</th><th>p</th><th>environment</th></tr></thead>"
         f"<tbody>{rows}</tbody></table>"
         if found
