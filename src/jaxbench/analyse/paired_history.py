@@ -185,6 +185,9 @@ class ChainPoint:
     holm_p: float | None = None
     #: the step's pair says regression after the adjustment
     flagged: bool = False
+    #: the base commit of the step's pair (the newest earlier commit measured, which may
+    #: be many commits back); "" for the first commit of a segment
+    base_commit: str = ""
 
 
 @dataclass(frozen=True)
@@ -276,6 +279,7 @@ def chain_series(runs: Iterable[PairedRun], commit_order: Sequence[str]) -> list
                     e,
                     holm_p=adjusted,
                     flagged=e.regression and adjusted is not None and adjusted < run.alpha,
+                    base_commit=run.base_commit,
                 )
             )
         out.append(PairedSeries(machine, env_name, benchmark, params, tuple(points)))

@@ -169,7 +169,7 @@ def format_paired_text(series: Sequence[PairedSeries], runs: Sequence[PairedRun]
         rows.append(
             (
                 s.name,
-                f"{_base_of(s, point)[:8]}..{point.commit[:8]}",
+                f"{point.base_commit[:8]}..{point.commit[:8]}",
                 _ratio(point.step.ratio),
                 _interval(point),
                 _p(point),
@@ -178,15 +178,6 @@ def format_paired_text(series: Sequence[PairedSeries], runs: Sequence[PairedRun]
             )
         )
     return text + (":" if not missing else "\nFlagged:") + "\n" + "\n".join(_aligned(rows)) + "\n"
-
-
-def _base_of(series: PairedSeries, point: ChainPoint) -> str:
-    """The base commit of the pair that measured ``point``: the chain's point before it
-    (a pair's base is the newest earlier commit measured, which may be many commits back)."""
-    for before, this in zip(series.points, series.points[1:], strict=False):
-        if this is point:
-            return before.commit
-    return point.commit
 
 
 def _finite(x: float | None) -> float | None:
@@ -206,7 +197,7 @@ def paired_json(series: Sequence[PairedSeries], runs: Sequence[PairedRun]) -> di
                 "machine": s.machine,
                 "env_name": s.env_name,
                 "commit": point.commit,
-                "base_commit": _base_of(s, point),
+                "base_commit": point.base_commit,
                 "ratio": _finite(point.step.ratio),
                 "low": _finite(point.step.low),
                 "high": _finite(point.step.high),
@@ -320,7 +311,7 @@ def render_paired_page(
     ordered = sorted(series, key=lambda s: (not s.flagged, s.env_name, s.name))
     found = flagged(series)
     rows = "".join(
-        f"<tr><td>{esc(s.name)}</td><td><code>{esc(_base_of(s, p)[:hash_length])}.."
+        f"<tr><td>{esc(s.name)}</td><td><code>{esc(p.base_commit[:hash_length])}.."
         f"{esc(p.commit[:hash_length])}</code></td>"
         f"<td>{_ratio(p.step.ratio if p.step else math.nan)}</td><td>{esc(_interval(p))}</td>"
         f"<td>{esc(_p(p))}</td><td>{esc(s.env_name)}</td></tr>"
