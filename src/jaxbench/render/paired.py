@@ -58,8 +58,13 @@ def _p(point: ChainPoint) -> str:
     return f"{point.holm_p:.2g}"
 
 
+def _range(base: str, head: str, length: int = 8) -> str:
+    """A pair's commits, ``base..head``, each hash cut to ``length``."""
+    return f"{base[:length]}..{head[:length]}"
+
+
 def _pair(run: PairedRun) -> str:
-    return f"{run.base_commit[:8]}..{run.head_commit[:8]}"
+    return _range(run.base_commit, run.head_commit)
 
 
 def _timed(run: PairedRun) -> str:
@@ -169,7 +174,7 @@ def format_paired_text(series: Sequence[PairedSeries], runs: Sequence[PairedRun]
         rows.append(
             (
                 s.name,
-                f"{point.base_commit[:8]}..{point.commit[:8]}",
+                _range(point.base_commit, point.commit),
                 _ratio(point.step.ratio),
                 _interval(point),
                 _p(point),
@@ -311,8 +316,8 @@ def render_paired_page(
     ordered = sorted(series, key=lambda s: (not s.flagged, s.env_name, s.name))
     found = flagged(series)
     rows = "".join(
-        f"<tr><td>{esc(s.name)}</td><td><code>{esc(p.base_commit[:hash_length])}.."
-        f"{esc(p.commit[:hash_length])}</code></td>"
+        f"<tr><td>{esc(s.name)}</td>"
+        f"<td><code>{esc(_range(p.base_commit, p.commit, hash_length))}</code></td>"
         f"<td>{_ratio(p.step.ratio if p.step else math.nan)}</td><td>{esc(_interval(p))}</td>"
         f"<td>{esc(_p(p))}</td><td>{esc(s.env_name)}</td></tr>"
         for s, p in found
