@@ -30,6 +30,10 @@ REVIEW_ARGS ?=
 ASV_LOGS := .asv/logs
 KEEP_LOGS ?= 20
 ASV_LOG := $(ASV_LOGS)/asv-run-$(shell date -u +%Y%m%dT%H%M%SZ).log
+# asv run's output on the terminal: its steps and one line per environment's
+# benchmarks (how many, how long, which failed); ASV_OUTPUT=full: every line, as
+# asv prints it. The whole of it is in ASV_LOG either way.
+ASV_OUTPUT ?= short
 ASV_STATUS := .asv/asv-run.status
 # The job's last word: exit 1, naming the cause, when asv could not build the
 # project or import the suite, or a pair timed nothing (what was measured is
@@ -88,7 +92,7 @@ measure: $(BIN)/.bench-installed
 	@# way; jaxbench check-run ends the job with the cause.
 	{ $(BIN)/asv run --machine $(MACHINE) --skip-existing --record-samples \
 		--parallel $(BUILD_JOBS) --show-stderr $(ASV_ARGS) HASHFILE:.asv/commits.txt 2>&1; echo $$? > $(ASV_STATUS); } \
-		| tee $(ASV_LOG)
+		| $(BIN)/jaxbench asv-tee $(if $(filter full,$(ASV_OUTPUT)),--full) $(ASV_LOG)
 	@ls -1t $(ASV_LOGS)/asv-run-*.log | tail -n +$$(($(KEEP_LOGS) + 1)) | xargs -r rm -f
 	@# pair-history exits 1 when a pair timed nothing (the check names it), 2 on bad input.
 	@if [ "$(PAIRED)" != 0 ] && grep -qx '[02]' $(ASV_STATUS); then \

@@ -37,6 +37,7 @@ from asv.results import Results
 import machine_alone
 from e2e_repo import ASV_BIN, MACHINE, asv_environ
 from init_repo import LAYER_SUITE, Repo, make_src_package
+from jaxbench.store.asv_log import asv_line
 from served import served
 from test_workflows import run_actionlint, run_zizmor
 
@@ -186,6 +187,23 @@ def test_init_said_what_it_wrote(adopted: Adopted) -> None:
     # importing tinyjax starts no jax backend: every benchmark below was forked
     assert "asv launch method: forkserver (importing tinyjax and benchmarks/" in out
     assert '"launch_method": "forkserver"' in (adopted.root / "asv.conf.json").read_text("utf-8")
+
+
+def test_make_bench_shows_asv_short_and_keeps_its_whole_output(adopted: Adopted) -> None:
+    """asv's steps and one line per commit's benchmarks on the terminal; every result, with
+    its table and standard error, in the run's log (jaxbench asv-tee)."""
+    out = adopted.asv_output
+    shown = out[out.find("make bench: step 1/4") : out.find("make bench: step 2/4")].splitlines()
+    (log,) = sorted((adopted.root / ".asv" / "logs").glob("asv-run-*.log"))
+    whole = log.read_text(encoding="utf-8").splitlines()
+    results = [line for line in whole if asv_line(line).benchmark is not None]
+    assert results
+    assert not [line for line in shown if asv_line(line).benchmark is not None]
+    ended = [line for line in shown if re.search(r" ··· \d+ benchmarks in .*: \d+ ok$", line)]
+    assert len(ended) == 3, shown  # three commits, one environment
+    total = f"asv run: {len(results)} results (3 commits, 1 environment), none failed"
+    assert f"{total}; its whole output: {log.relative_to(adopted.root)}" in shown, shown
+    assert len(shown) < 40 < len(whole), shown
 
 
 def test_make_bench_ran_the_paired_history_and_preview_exists(adopted: Adopted) -> None:

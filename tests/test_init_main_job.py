@@ -40,6 +40,7 @@ VARIABLES = (
     "PAIR_ARGS",
     "PORT",
     "KEEP_LOGS",
+    "ASV_OUTPUT",
     "BASE",
     "HEAD",
     "REVIEW_ARGS",

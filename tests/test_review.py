@@ -15,6 +15,7 @@ changed row) is the written workflow's, on a package that adopted jaxbench
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,7 @@ from e2e_repo import E2eRepo, asv_environ, asv_setup, git, jaxbench_cli, make_re
 from jaxbench.errors import UsageError
 from jaxbench.jobs import review as review_job
 from jaxbench.store.asv_env import AsvEnv, review_env
+from jaxbench.store.asv_log import asv_line
 
 #: some tests take the machine alone while they time (tests/machine_alone.py)
 pytestmark = pytest.mark.alone
@@ -96,6 +98,10 @@ def test_a_planted_regression_fails_the_review(reviewed: Reviewed) -> None:
     for number, step in enumerate(("asv run", "first calls", "warm times", "compare"), 1):
         assert f"jaxbench review: step {number}/4 {step}, " in said
     assert "jaxbench review: done in " in said
+    # asv's output short (its steps, a line per side's benchmarks), whole in its log
+    summary = r"^asv run: \d+ results \(2 commits, 1 environment\), none failed; its whole output: "
+    assert re.search(summary + r".*asv-run\.log$", said, re.MULTILINE), said[-4000:]
+    assert not [line for line in said.splitlines() if asv_line(line).benchmark is not None]
 
 
 @pytest.mark.e2e

@@ -46,11 +46,12 @@ COMMANDS: dict[str, str] = {
     "upgrade": "upgrade",
     "check-run": "check_run",
     "progress": "progress",
+    "asv-tee": "asv_tee",
 }
 
 #: Helpers that ``make bench`` and the workflows call, not commands for people:
 #: callable like the others, left out of ``jaxbench --help``'s list.
-INTERNAL = frozenset({"check-run", "progress"})
+INTERNAL = frozenset({"asv-tee", "check-run", "progress"})
 
 EXIT_USAGE = 2
 

@@ -5,7 +5,9 @@ asv environment (the matrix entry of the newest jax, or ``env``):
 
 1. ``asv run`` of both commits in interleaved rounds, every benchmark but
    the warm times (``time_*``): the exact figures (work, accuracy, XLA's
-   memory plan), one value a side of the others, and the HLO;
+   memory plan), one value a side of the others, and the HLO; asv's output
+   is kept whole in ``asv-run.log`` and said short (its steps, one line per
+   side's benchmarks: :mod:`jaxbench.render.asv_output`);
 2. the first calls side by side in fresh processes
    (:func:`jaxbench.jobs.first_call.measure_side_by_side`), with rounds
    that stop once every figure is settled (a rule that adds no false
@@ -69,6 +71,7 @@ from jaxbench.lockstep.coordinator import concurrent_rounds, list_benchmarks
 from jaxbench.lockstep.first_call import FirstCalls
 from jaxbench.lockstep.listing import combos, selected
 from jaxbench.lockstep.quiet import QUIET_LOCK, quiet
+from jaxbench.render.asv_output import ShortAsvOutput
 from jaxbench.render.hlo_diff import format_markdown as hlo_markdown
 from jaxbench.render.progress import done_line, format_duration, step_line
 from jaxbench.render.text import format_changes
@@ -339,13 +342,17 @@ def _asv_run(
             "--record-samples", "-a", f"rounds={settings.asv_rounds}", "--show-stderr",
             "-b", _figures_pattern(settings.bench),
         ]  # fmt: skip
+        short = ShortAsvOutput(str(log))
         with log.open("w", encoding="utf-8") as kept:
 
             def line(text: str) -> None:
                 kept.write(text)
-                say(text.rstrip("\n"))
+                for shown in short.feed(text, time.monotonic()):
+                    say(shown)
 
             status = run_streamed(command, cwd=root, env=environ, line=line)
+        for shown in short.close(time.monotonic()):
+            say(shown)
     failure = read_suite_failure(log, root)
     if failure is not None:
         raise UsageError(f"{failure}; nothing to review (asv's output: {log})")

@@ -57,8 +57,10 @@ from jaxbench.store.results import SeriesKey
 
 __all__ = [
     "MAX_ERROR_CHARS",
+    "AsvLine",
     "AsvLog",
     "SuiteFailure",
+    "asv_line",
     "build_error_line",
     "error_line",
     "log_files",
@@ -72,6 +74,8 @@ __all__ = [
 MAX_ERROR_CHARS = 240
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+#: asv's own line: its progress (``[16.67%]``, not on its first lines), its bullet, its text
+_BULLET = re.compile(r"^(?:(\[\s*\d+(?:\.\d+)?%\]) )?(·+) ?(.*)$")
 _PREFIX = re.compile(r"^\[\s*\d+(?:\.\d+)?%\] (·+) ?")
 _COMMIT = re.compile(r"^For .* commit ([0-9a-f]{7,40})\b")
 _BENCHMARKING = re.compile(r"^Benchmarking (\S+)")
@@ -138,6 +142,48 @@ class AsvLog:
     def count(self) -> int:
         """Error lines held (benchmarks' and builds')."""
         return sum(len(v) for v in self.errors.values()) + len(self.build_errors)
+
+
+@dataclass(frozen=True)
+class AsvLine:
+    """One line of asv's output, read as asv prints it."""
+
+    #: the dots of asv's bullet: 1 a step or a commit, 2 an environment's build or
+    #: benchmarks, 3 a benchmark, 4 its details; 0 for a line asv did not bullet (a
+    #: command's output, a row of a result table, a traceback)
+    depth: int
+    #: the line without its colours, asv's progress and its bullet
+    text: str
+    #: asv's progress, ``[16.67%]`` ("" where the line has none)
+    progress: str = ""
+    #: a benchmark's result line (depth 3): its name, as asv printed it (maybe cut to
+    #: its end, behind "..."), and its status ("ok", "failed", "1/2 failed", "skipped",
+    #: or the value of a benchmark without parameters)
+    benchmark: str | None = None
+    status: str = ""
+
+    @property
+    def failed(self) -> bool:
+        """A result line of a benchmark that failed (at some of its parameters or all)."""
+        return self.benchmark is not None and _FAILED.match(self.status) is not None
+
+    @property
+    def skipped(self) -> bool:
+        """A result line of a benchmark asv skipped (its environment did not build)."""
+        return self.benchmark is not None and self.status.startswith("skipped")
+
+
+def asv_line(raw: str) -> AsvLine:
+    """One line of ``asv run``'s output (its newline, colours and padding cut)."""
+    line = _ANSI.sub("", raw.rstrip("\n").rstrip("\r"))
+    match = _BULLET.match(line)
+    if match is None:
+        return AsvLine(0, line.rstrip())
+    depth, text = len(match.group(2)), match.group(3).rstrip()
+    result = _RESULT.match(text) if depth == 3 else None
+    if result is None:
+        return AsvLine(depth, text, match.group(1) or "")
+    return AsvLine(depth, text, match.group(1) or "", result.group(1), result.group(2).strip())
 
 
 def _indent(line: str) -> int:
@@ -303,7 +349,6 @@ def read_asv_log(paths: Sequence[Path]) -> AsvLog:
 #: asv's line when ``asv run`` could not build the project or import the suite.
 _SUITE_FAILED = "Failed to build the project and import the benchmark suite."
 _DISCOVERING = "Discovering benchmarks"
-_BULLET = re.compile(r"^(?:\[\s*\d+(?:\.\d+)?%\] )?(·+) ?(.*)$")
 _FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+)')
 _LIBRARY = re.compile(r"(site-packages|dist-packages|^<|/lib/python\d)")
 _DISCOVER_COMMAND = "benchmark.py discover"
@@ -337,15 +382,15 @@ def suite_failure(lines: Iterable[str], root: Path | None = None) -> SuiteFailur
     for raw in lines:
         line = _ANSI.sub("", raw.rstrip("\n").rstrip("\r"))
         match = _BULLET.match(line)
-        if match is not None and len(match.group(1)) == 1:
-            block = [] if match.group(2).startswith(_DISCOVERING) else None
+        if match is not None and len(match.group(2)) == 1:
+            block = [] if match.group(3).startswith(_DISCOVERING) else None
             continue
         if block is None:
             continue
-        if match is not None and match.group(2).strip() == _SUITE_FAILED:
+        if match is not None and match.group(3).strip() == _SUITE_FAILED:
             failed = block
             continue
-        block.append((match.group(2), True) if match is not None else (line, False))
+        block.append((match.group(3), True) if match is not None else (line, False))
     if failed is None:
         return None
     stage = "import" if any(_DISCOVER_COMMAND in line for line, _ in failed) else "build"
@@ -408,7 +453,7 @@ def selected_nothing(path: Path) -> bool:
     except OSError:
         return False
     match = _BULLET.match(_ANSI.sub("", said[-1])) if said else None
-    return match is not None and match.group(2).strip() == _NOTHING_SELECTED
+    return match is not None and match.group(3).strip() == _NOTHING_SELECTED
 
 
 def read_suite_failure(path: Path, root: Path | None = None) -> SuiteFailure | None:
