@@ -124,6 +124,30 @@ def test_what_comes_before_asv_s_first_line_and_asv_s_own_traceback_are_shown() 
     assert "asv's last words: OSError: [Errno 28] No space left on device" in shown
 
 
+def test_the_table_or_error_of_the_last_benchmark_is_not_asv_s_last_words() -> None:
+    """The rows of a result's table and a failed benchmark's traceback follow asv's line
+    of that benchmark: they stay in the log, even when the output ends with them."""
+    head = ["[ 0.00%] · For p commit 0123abcd <main>:\n", "[ 0.00%] ·· Benchmarking env-a\n"]
+    table = [
+        "[50.00%] ··· m.S.peakmem_call                 ok\n",
+        "[50.00%] ··· ====== =======\n",
+        "              rows         \n",
+        "             ------ -------\n",
+        "               64    41.8M \n",
+        "             ====== =======\n",
+    ]
+    failed = [
+        "[99.00%] ··· m.S.time_step                    failed\n",
+        "[99.00%] ···· For parameters: 64\n",
+        "              Traceback (most recent call last):\n",
+        '                File "benchmarks/m.py", line 9, in time_step\n',
+        "              RuntimeError: boom\n",
+    ]
+    for ending in (table, table + failed):
+        shown = _short(head + ending)
+        assert not [s for s in shown if s.startswith("asv's last words")], shown
+
+
 def test_a_line_of_asv_is_read_with_its_progress_bullet_and_result() -> None:
     line = asv_line("[16.67%] ··· \x1b[31m...oads.PredictFigures.track_x\x1b[0m   1/2 failed\n")
     assert (line.depth, line.progress, line.benchmark, line.status) == (

@@ -204,6 +204,7 @@ def test_make_bench_shows_asv_short_and_keeps_its_whole_output(adopted: Adopted)
     total = f"asv run: {len(results)} results (3 commits, 1 environment), none failed"
     assert f"{total}; its whole output: {log.relative_to(adopted.root)}" in shown, shown
     assert len(shown) < 40 < len(whole), shown
+    assert not [line for line in shown if line.startswith("asv's last words")], shown
 
 
 def test_make_bench_ran_the_paired_history_and_preview_exists(adopted: Adopted) -> None:

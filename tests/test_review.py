@@ -102,6 +102,7 @@ def test_a_planted_regression_fails_the_review(reviewed: Reviewed) -> None:
     summary = r"^asv run: \d+ results \(2 commits, 1 environment\), none failed; its whole output: "
     assert re.search(summary + r".*asv-run\.log$", said, re.MULTILINE), said[-4000:]
     assert not [line for line in said.splitlines() if asv_line(line).benchmark is not None]
+    assert "asv's last words" not in said  # asv ended as it should
 
 
 @pytest.mark.e2e

@@ -35,8 +35,10 @@ EVERY = 60.0
 NAMED = 3
 #: asv's own lines longer than this (a failed build's whole command) are cut.
 MAX_LINE_CHARS = 240
-#: Lines that asv did not bullet, kept in case asv itself stops with a traceback.
+#: Lines that asv did not bullet after one of its steps, kept in case asv itself stops
+#: with a traceback.
 _TAIL = 200
+_TRACEBACK = "Traceback (most recent call last):"
 
 
 def _cut(text: str) -> str:
@@ -87,6 +89,8 @@ class ShortAsvOutput:
         self._commits = 0
         self._envs: set[str] = set()
         self._asv_started = False
+        #: the depth of asv's last line: what follows one of its steps may be its own crash
+        self._depth = 0
         #: asv said how many it would run ("Running N total benchmarks")
         self._planned = False
         self._tail: deque[str] = deque(maxlen=_TAIL)
@@ -97,9 +101,11 @@ class ShortAsvOutput:
         if line.depth == 0:
             if not self._asv_started:  # before asv's first line: not asv's (a warning)
                 return [line.text] if line.text.strip() else []
-            self._tail.append(line.text)
+            if self._depth <= 2:  # after asv's own step, not a benchmark's table or error
+                self._tail.append(line.text)
             return []
         self._asv_started = True
+        self._depth = line.depth
         self._tail.clear()
         if line.benchmark is not None:
             return self._result(line, now)
@@ -120,7 +126,7 @@ class ShortAsvOutput:
     def close(self, now: float) -> list[str]:
         """The last lines: the open environment's, asv's own last error, the totals."""
         shown = self._end(now)
-        if self._tail:  # asv stopped with output that it did not bullet: its last error
+        if any(text.strip() == _TRACEBACK for text in self._tail):  # asv itself stopped
             found = error_line(list(self._tail))
             if found is not None:
                 shown.append(f"asv's last words: {found}")
