@@ -86,6 +86,18 @@ def test_a_suite_that_did_not_import_keeps_asv_s_words_and_ran_nothing() -> None
     assert all(len(s) <= MAX_LINE_CHARS for s in shown)
 
 
+def test_a_commit_benchmarked_in_two_rounds_is_one_commit() -> None:
+    lines = [
+        f"[{pct:5.2f}%] · For p commit {commit} <main> (round {r}/2):\n"
+        f"[{pct:5.2f}%] ·· Benchmarking env-a\n"
+        f"[{pct:5.2f}%] ··· m.S.track_x                 1.0\n"
+        for pct, commit, r in ((0, "0123abcd", 1), (25, "4567ef01", 1), (50, "4567ef01", 2),
+                               (75, "0123abcd", 2))
+    ]  # fmt: skip
+    shown = _short("".join(lines).splitlines(keepends=True))
+    assert shown[-1].startswith("asv run: 4 results (2 commits, 1 environment), none failed;")
+
+
 def test_commits_measured_before_are_nothing_left_to_run() -> None:
     lines = _lines(LOGS / "make-bench-three-commits.log.gz")
     planned = next(i for i, raw in enumerate(lines) if "Running 1056 total" in raw)

@@ -86,7 +86,7 @@ class ShortAsvOutput:
         self._block: _Block | None = None
         self._results = 0
         self._failed = 0
-        self._commits = 0
+        self._commits: set[str] = set()
         self._envs: set[str] = set()
         self._asv_started = False
         #: the depth of asv's last line: what follows one of its steps may be its own crash
@@ -113,9 +113,10 @@ class ShortAsvOutput:
             shown = self._end(now)
             if line.text.startswith("Benchmarking "):
                 self._block = _Block(now, line.progress, shown=now)
-                self._envs.add(line.text.split()[1] if len(line.text.split()) > 1 else "")
+                self._envs.add(line.text.removeprefix("Benchmarking "))
             elif line.depth == 1 and line.text.startswith("For ") and " commit " in line.text:
-                self._commits += 1
+                # "For proj commit 64c850eb <main> (round 1/2):": a commit, once a round
+                self._commits.add(line.text.split(" commit ", 1)[1].split(" ", 1)[0])
             elif line.depth == 1 and line.text.startswith("Running "):
                 self._planned = True
             return [*shown, self._said(line)]
@@ -132,8 +133,9 @@ class ShortAsvOutput:
                 shown.append(f"asv's last words: {found}")
         if self._results:
             failed = f"{self._failed:,} failed" if self._failed else "none failed"
-            where = f"{_count(self._commits, 'commit')}, {_count(len(self._envs), 'environment')}"
-            total = f"{_count(self._results, 'result')} ({where}), {failed}"
+            commits = _count(len(self._commits), "commit")
+            envs = _count(len(self._envs), "environment")
+            total = f"{_count(self._results, 'result')} ({commits}, {envs}), {failed}"
         elif self._planned:  # --skip-existing: every result is on file
             total = "nothing left to run (every benchmark of these commits has its results)"
         else:
