@@ -25,7 +25,14 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from jaxbench.render.progress import format_duration
-from jaxbench.store.asv_log import AsvLine, asv_line, error_line
+from jaxbench.store.asv_log import (
+    MAX_ERROR_CHARS,
+    TRACEBACK,
+    AsvLine,
+    asv_line,
+    cut_line,
+    error_line,
+)
 
 __all__ = ["EVERY", "MAX_LINE_CHARS", "NAMED", "ShortAsvOutput"]
 
@@ -33,16 +40,12 @@ __all__ = ["EVERY", "MAX_LINE_CHARS", "NAMED", "ShortAsvOutput"]
 EVERY = 60.0
 #: Failed benchmarks named on an environment's line (the others counted).
 NAMED = 3
-#: asv's own lines longer than this (a failed build's whole command) are cut.
-MAX_LINE_CHARS = 240
+#: asv's own lines longer than this (a failed build's whole command) are cut, as its
+#: error lines are.
+MAX_LINE_CHARS = MAX_ERROR_CHARS
 #: Lines that asv did not bullet after one of its steps, kept in case asv itself stops
 #: with a traceback.
 _TAIL = 200
-_TRACEBACK = "Traceback (most recent call last):"
-
-
-def _cut(text: str) -> str:
-    return text if len(text) <= MAX_LINE_CHARS else text[: MAX_LINE_CHARS - 3] + "..."
 
 
 def _count(number: int, what: str) -> str:
@@ -127,7 +130,7 @@ class ShortAsvOutput:
     def close(self, now: float) -> list[str]:
         """The last lines: the open environment's, asv's own last error, the totals."""
         shown = self._end(now)
-        if any(text.strip() == _TRACEBACK for text in self._tail):  # asv itself stopped
+        if any(text.strip() == TRACEBACK for text in self._tail):  # asv itself stopped
             found = error_line(list(self._tail))
             if found is not None:
                 shown.append(f"asv's last words: {found}")
@@ -146,7 +149,7 @@ class ShortAsvOutput:
     def _said(self, line: AsvLine) -> str:
         dots = "·" * line.depth
         head = f"{line.progress} {dots}" if line.progress else dots
-        return _cut(f"{head} {line.text}")
+        return cut_line(f"{head} {line.text}")
 
     def _result(self, line: AsvLine, now: float) -> list[str]:
         block = self._block

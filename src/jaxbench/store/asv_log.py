@@ -57,11 +57,13 @@ from jaxbench.store.results import SeriesKey
 
 __all__ = [
     "MAX_ERROR_CHARS",
+    "TRACEBACK",
     "AsvLine",
     "AsvLog",
     "SuiteFailure",
     "asv_line",
     "build_error_line",
+    "cut_line",
     "error_line",
     "log_files",
     "parse_asv_log",
@@ -86,7 +88,8 @@ _CUT = "..."
 _FAILED = re.compile(r"^(?:\d+/\d+ )?failed$")
 _EXIT = re.compile(r"^asv: benchmark failed \(exit status -?\d+\)$")
 _TABLE = re.compile(r"^[=\-\s]+$")
-_TRACEBACK = "Traceback (most recent call last):"
+#: the line that opens a Python traceback
+TRACEBACK = "Traceback (most recent call last):"
 _PARAMS = "For parameters: "
 _ERROR_RUNNING = "Error running "
 _SKIPPING = re.compile(r"^Skipping (\S+)$")
@@ -190,24 +193,25 @@ def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" "))
 
 
-def _cut(text: str) -> str:
+def cut_line(text: str) -> str:
+    """``text``, cut to :data:`MAX_ERROR_CHARS` characters (ending "...")."""
     return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 3] + "..."
 
 
 def error_line(lines: Sequence[str]) -> str | None:
     """The last line of one error: the exception line of its last traceback, else
     the last line that says something."""
-    starts = [i for i, line in enumerate(lines) if line.strip() == _TRACEBACK]
+    starts = [i for i, line in enumerate(lines) if line.strip() == TRACEBACK]
     if starts:
         base = _indent(lines[starts[-1]])
         for line in lines[starts[-1] + 1 :]:
             if line.strip() and _indent(line) <= base:
-                return _cut(line.strip())
+                return cut_line(line.strip())
     said = [line.strip() for line in lines if line.strip() and not _TABLE.match(line)]
     telling = [s for s in said if not _EXIT.match(s) and s != "failed"]
     if telling:
-        return _cut(telling[-1])
-    return _cut(said[-1]) if said else None
+        return cut_line(telling[-1])
+    return cut_line(said[-1]) if said else None
 
 
 def build_error_line(lines: Sequence[str]) -> str:
@@ -228,7 +232,7 @@ def build_error_line(lines: Sequence[str]) -> str:
         if found is not None:
             return found
     said = [line.strip() for line in parts[""] if line.strip()]
-    return _cut(said[0]) if said else ""
+    return cut_line(said[0]) if said else ""
 
 
 def _errors_of(text: Sequence[str]) -> dict[str | None, str]:
@@ -422,7 +426,7 @@ def _failure_cause(lines: Sequence[tuple[str, bool]], root: Path | None) -> str:
     # a command's own output first; asv's "Last error" where the commands said nothing
     error = error_line([line for line, asv_said in lines if not asv_said])
     if error is None and last:
-        error = _cut(last[-1])
+        error = cut_line(last[-1])
     if error is None:  # asv's own lines that are not its progress (e.g. "Error running ...")
         error = error_line(
             [
