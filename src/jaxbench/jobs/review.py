@@ -61,6 +61,7 @@ from jaxbench.analyse.hlo import diff_runs
 from jaxbench.analyse.stats import REVIEW_PAIRED_FACTOR
 from jaxbench.errors import JaxbenchError, UsageError
 from jaxbench.jobs.ab import AbSettings, Size, time_side_by_side
+from jaxbench.jobs.asv_tee import asv_tee
 from jaxbench.jobs.compare import Compared, compare_commits, render
 from jaxbench.jobs.first_call import FirstCallDone, FirstCallSettings, measure_side_by_side
 from jaxbench.jobs.git import resolve_commit
@@ -71,7 +72,6 @@ from jaxbench.lockstep.coordinator import concurrent_rounds, list_benchmarks
 from jaxbench.lockstep.first_call import FirstCalls
 from jaxbench.lockstep.listing import combos, selected
 from jaxbench.lockstep.quiet import QUIET_LOCK, quiet
-from jaxbench.render.asv_output import ShortAsvOutput
 from jaxbench.render.hlo_diff import format_markdown as hlo_markdown
 from jaxbench.render.progress import done_line, format_duration, step_line
 from jaxbench.render.text import format_changes
@@ -342,17 +342,8 @@ def _asv_run(
             "--record-samples", "-a", f"rounds={settings.asv_rounds}", "--show-stderr",
             "-b", _figures_pattern(settings.bench),
         ]  # fmt: skip
-        short = ShortAsvOutput(str(log))
-        with log.open("w", encoding="utf-8") as kept:
-
-            def line(text: str) -> None:
-                kept.write(text)
-                for shown in short.feed(text, time.monotonic()):
-                    say(shown)
-
-            status = run_streamed(command, cwd=root, env=environ, line=line)
-        for shown in short.close(time.monotonic()):
-            say(shown)
+        with asv_tee(log, say) as feed:
+            status = run_streamed(command, cwd=root, env=environ, line=feed)
     failure = read_suite_failure(log, root)
     if failure is not None:
         raise UsageError(f"{failure}; nothing to review (asv's output: {log})")
